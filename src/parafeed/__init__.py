@@ -1,0 +1,30 @@
+"""parafeed: tf.data's API on NumPy elements, for data-parallel input pipelines.
+
+Example:
+    >>> import parafeed as pf
+    >>> ds = pf.Dataset.from_tensor_slices({"x": [1, 2, 3], "y": [b"a", b"b", b"c"]}).batch(2)
+    >>> next(iter(ds))["x"]
+    array([1, 2], dtype=int32)
+"""
+
+from parafeed import errors
+from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.structure import DatasetSpec, TensorSpec
+
+INFINITE_CARDINALITY = INFINITE
+UNKNOWN_CARDINALITY = UNKNOWN
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN",
+    "UNKNOWN_CARDINALITY",
+    "Dataset",
+    "DatasetIterator",
+    "DatasetSpec",
+    "TensorSpec",
+    "errors",
+]

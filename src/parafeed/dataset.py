@@ -1,0 +1,447 @@
+"""The Dataset node and the iterator base class.
+
+A :class:`Dataset` is an immutable description of a pipeline: a node with parent nodes and arguments. ``iter(ds)``
+builds a tree of :class:`DatasetIterator`, one per node, which holds all run-time state. The chainable methods
+here are thin: each builds the node of one step module in :mod:`parafeed.ops`, imported when first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from parafeed.errors import InvalidArgumentError
+from parafeed.structure import spec_of
+
+AUTOTUNE = -1
+"""Let parafeed pick a parallelism or buffer size (``tf.data.AUTOTUNE``)."""
+INFINITE = -1
+"""Cardinality of a dataset that never ends (``tf.data.INFINITE_CARDINALITY``)."""
+UNKNOWN = -2
+"""Cardinality that cannot be known without iterating (``tf.data.UNKNOWN_CARDINALITY``)."""
+
+
+class DatasetIterator:
+    """Run-time state of one node: iterate it with ``next()``; ``close()`` releases threads and files.
+
+    Iterators keep raising ``StopIteration`` once exhausted.
+    """
+
+    def __init__(self, *parents: DatasetIterator):
+        self._parents = parents
+
+    def __iter__(self) -> DatasetIterator:
+        return self
+
+    def __next__(self) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release resources held by this iterator and its parents; idempotent."""
+        for parent in self._parents:
+            parent.close()
+
+    def __enter__(self) -> DatasetIterator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Dataset:
+    """A pipeline of NumPy elements with tf.data's API.
+
+    Build one from a source (``from_tensor_slices``, ``range``, ``from_generator``, ``TFRecordDataset`` ...), chain
+    transformations, and iterate it: elements are NumPy arrays and scalars, ``bytes`` for strings, in tuples and
+    dicts.
+
+    Example:
+        >>> ds = pf.Dataset.range(10).map(lambda x: x * 2).batch(4)
+        >>> [b.tolist() for b in ds]
+        [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]
+    """
+
+    def __init__(self, parents: tuple[Dataset, ...] = (), name: str | None = None):
+        self._parents = parents
+        self._name = name
+        self._spec: Any = _UNSET
+
+    # ------------------------------------------------------------------ what a node implements
+
+    def _make_iterator(self) -> DatasetIterator:
+        raise NotImplementedError
+
+    def _element_spec(self) -> Any:
+        """This node's element spec; the default looks at the node's first element."""
+        return spec_of(self._sample_element())
+
+    def _sample_element(self) -> Any:
+        """An element with this node's structure and dtypes, got as cheaply as possible (for specs)."""
+        it = self._make_iterator()
+        try:
+            return next(it)
+        except StopIteration:
+            raise InvalidArgumentError(
+                f"element_spec: {type(self).__name__} produced no element to infer its spec from; the spec of a "
+                "user function's output is taken from its first result"
+            ) from None
+        finally:
+            it.close()
+
+    def _cardinality(self) -> int:
+        return UNKNOWN
+
+    def _static_shapes(self) -> bool:
+        """Whether ``element_spec``'s shapes are derived statically like tf.data's, not read off a sample element.
+
+        True for nodes that override ``_element_spec`` (with parents that are static too); user-function nodes,
+        which infer their spec from a sample, are not.
+        """
+        return type(self)._element_spec is not Dataset._element_spec and all(p._static_shapes() for p in self._parents)
+
+    # ------------------------------------------------------------------ inspection
+
+    @property
+    def element_spec(self) -> Any:
+        """Structure of :class:`TensorSpec` describing each element.
+
+        Shapes after a user function (``map``, ``flat_map`` ...) are those of its first result, since Python
+        functions cannot be traced like tf.function: a dimension tf.data would call ``None`` may show a size here.
+        """
+        if self._spec is _UNSET:
+            self._spec = self._element_spec()
+        return self._spec
+
+    def cardinality(self) -> np.int64:
+        """Number of elements, or :data:`INFINITE` / :data:`UNKNOWN`, as tf.data computes it without iterating."""
+        return np.int64(self._cardinality())
+
+    def __len__(self) -> int:
+        n = self._cardinality()
+        if n == INFINITE:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._make_iterator()
+
+    def as_numpy_iterator(self) -> Iterator[Any]:
+        """An iterator over the elements (they already are NumPy values)."""
+        return self._make_iterator()
+
+    def __repr__(self) -> str:
+        spec = "" if self._spec is _UNSET else f" element_spec={self._spec!r}"
+        return f"<{type(self).__name__}{spec}>"
+
+    # ------------------------------------------------------------------ sources
+
+    @staticmethod
+    def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
+        """A dataset with ``tensors`` as its single element."""
+        from parafeed.ops.sources import TensorsDataset
+
+        return TensorsDataset(tensors, name=name)
+
+    @staticmethod
+    def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
+        """A dataset of the slices of ``tensors`` along their first dimension."""
+        from parafeed.ops.sources import TensorSlicesDataset
+
+        return TensorSlicesDataset(tensors, name=name)
+
+    @staticmethod
+    def range(*args: int, output_type: Any = np.int64, name: str | None = None) -> Dataset:
+        """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars (or ``output_type``)."""
+        from parafeed.ops.sources import RangeDataset
+
+        return RangeDataset(*args, output_type=output_type, name=name)
+
+    @staticmethod
+    def from_generator(
+        generator: Callable[..., Any],
+        output_types: Any = None,
+        output_shapes: Any = None,
+        args: tuple | None = None,
+        output_signature: Any = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Elements yielded by ``generator(*args)``, checked against and converted to ``output_signature``."""
+        from parafeed.ops.sources import GeneratorDataset
+
+        return GeneratorDataset(generator, output_types, output_shapes, args, output_signature, name=name)
+
+    @staticmethod
+    def list_files(
+        file_pattern: str | list[str], shuffle: bool | None = None, seed: int | None = None, name: str | None = None
+    ) -> Dataset:
+        """File names (``bytes``) matching glob pattern(s); shuffled unless ``shuffle=False``."""
+        from parafeed.ops.sources import list_files
+
+        return list_files(file_pattern, shuffle, seed, name=name)
+
+    @staticmethod
+    def zip(*args: Any, datasets: Any = None, name: str | None = None) -> Dataset:
+        """Elements of several datasets side by side, in the structure the datasets are given in."""
+        from parafeed.ops.zip import ZipDataset
+
+        if datasets is not None and args:
+            raise TypeError("zip(): give the datasets either positionally or as `datasets=`, not both")
+        if datasets is None:
+            if not args:
+                raise TypeError("zip(): at least one dataset is required")
+            datasets = args[0] if len(args) == 1 else args
+        return ZipDataset(datasets, name=name)
+
+    # ------------------------------------------------------------------ element-wise
+
+    def map(
+        self,
+        map_func: Callable[..., Any],
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
+        synchronous: bool | None = None,
+        use_unbounded_threadpool: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Apply ``map_func`` to each element (a tuple element is passed as positional arguments)."""
+        from parafeed.ops.map import MapDataset
+
+        return MapDataset(self, map_func, num_parallel_calls, deterministic, name=name)
+
+    def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
+        """Keep the elements for which ``predicate`` returns a boolean scalar True."""
+        from parafeed.ops.filter import FilterDataset
+
+        return FilterDataset(self, predicate, name=name)
+
+    def take_while(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
+        """Elements up to (not including) the first for which ``predicate`` is False."""
+        from parafeed.ops.filter import TakeWhileDataset
+
+        return TakeWhileDataset(self, predicate, name=name)
+
+    def unique(self, name: str | None = None) -> Dataset:
+        """Drop repeated elements (scalar int32, int64 or string elements)."""
+        from parafeed.ops.filter import UniqueDataset
+
+        return UniqueDataset(self, name=name)
+
+    def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
+        """Pairs ``(index, element)`` with an int64 index counting from ``start``."""
+        from parafeed.ops.zip import ZipDataset
+
+        return ZipDataset((Dataset.range(start, np.iinfo(np.int64).max), self), name=name)
+
+    # ------------------------------------------------------------------ batching
+
+    def batch(
+        self,
+        batch_size: int,
+        drop_remainder: bool = False,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Stack ``batch_size`` consecutive elements (the last batch may be smaller unless ``drop_remainder``)."""
+        from parafeed.ops.batch import BatchDataset
+
+        return BatchDataset(self, batch_size, drop_remainder, name=name)
+
+    def padded_batch(
+        self,
+        batch_size: int,
+        padded_shapes: Any = None,
+        padding_values: Any = None,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Batch elements of different shapes by padding them to ``padded_shapes`` (``None``: the batch's longest)."""
+        from parafeed.ops.padded_batch import PaddedBatchDataset
+
+        return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder, name=name)
+
+    def unbatch(self, name: str | None = None) -> Dataset:
+        """Split each element along its first dimension into separate elements."""
+        from parafeed.ops.batch import UnbatchDataset
+
+        return UnbatchDataset(self, name=name)
+
+    def rebatch(self, batch_size: int | list[int], drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        """Re-cut batched elements into batches of ``batch_size`` (a list cycles through sizes): unbatch().batch()."""
+        from parafeed.ops.batch import RebatchDataset
+
+        return RebatchDataset(self, batch_size, drop_remainder, name=name)
+
+    def window(
+        self,
+        size: int,
+        shift: int | None = None,
+        stride: int = 1,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Windows of ``size`` elements, each a (structure of) dataset(s), starting every ``shift`` elements."""
+        from parafeed.ops.window import WindowDataset
+
+        return WindowDataset(self, size, shift, stride, drop_remainder, name=name)
+
+    def group_by_window(
+        self,
+        key_func: Callable[..., Any],
+        reduce_func: Callable[[Any, Dataset], Dataset],
+        window_size: int | None = None,
+        window_size_func: Callable[[Any], Any] | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Group elements by ``key_func`` into windows and apply ``reduce_func(key, window_dataset)`` to each."""
+        from parafeed.ops.group import GroupByWindowDataset
+
+        return GroupByWindowDataset(self, key_func, reduce_func, window_size, window_size_func, name=name)
+
+    def bucket_by_sequence_length(
+        self,
+        element_length_func: Callable[..., Any],
+        bucket_boundaries: list[int],
+        bucket_batch_sizes: list[int],
+        padded_shapes: Any = None,
+        padding_values: Any = None,
+        pad_to_bucket_boundary: bool = False,
+        no_padding: bool = False,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ) -> Dataset:
+        """Batch elements of similar length together, one batch size per length bucket."""
+        from parafeed.ops.group import bucket_by_sequence_length
+
+        return bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+            pad_to_bucket_boundary, no_padding, drop_remainder, name=name,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ order and count
+
+    def shuffle(
+        self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True, name: str | None = None
+    ) -> Dataset:
+        """Shuffle with a buffer of ``buffer_size`` elements (a new order each epoch unless told otherwise)."""
+        from parafeed.ops.shuffle import ShuffleDataset
+
+        return ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration, name=name)
+
+    def repeat(self, count: int | None = None, name: str | None = None) -> Dataset:
+        """Repeat the dataset ``count`` times (forever when ``None`` or -1)."""
+        from parafeed.ops.repeat import RepeatDataset
+
+        return RepeatDataset(self, count, name=name)
+
+    def take(self, count: int, name: str | None = None) -> Dataset:
+        """The first ``count`` elements (all of them when -1)."""
+        from parafeed.ops.take import TakeDataset
+
+        return TakeDataset(self, count, name=name)
+
+    def skip(self, count: int, name: str | None = None) -> Dataset:
+        """All but the first ``count`` elements (none when -1)."""
+        from parafeed.ops.take import SkipDataset
+
+        return SkipDataset(self, count, name=name)
+
+    def shard(self, num_shards: int, index: int, name: str | None = None) -> Dataset:
+        """Every ``num_shards``-th element starting at ``index``."""
+        from parafeed.ops.shard import ShardDataset
+
+        return ShardDataset(self, num_shards, index, name=name)
+
+    def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
+        """This dataset's elements followed by those of ``dataset`` (same structure and dtypes)."""
+        from parafeed.ops.zip import ConcatenateDataset
+
+        return ConcatenateDataset(self, dataset, name=name)
+
+    # ------------------------------------------------------------------ nested datasets
+
+    def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:
+        """Map each element to a dataset and chain those datasets."""
+        from parafeed.ops.interleave import InterleaveDataset
+
+        return InterleaveDataset(self, map_func, 1, 1, None, None, name=name, what="flat_map")
+
+    def interleave(
+        self,
+        map_func: Callable[..., Dataset],
+        cycle_length: int | None = None,
+        block_length: int | None = None,
+        num_parallel_calls: int | None = None,
+        deterministic: bool | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Map elements to datasets and take ``block_length`` elements from ``cycle_length`` of them in turn."""
+        from parafeed.ops.interleave import InterleaveDataset
+
+        return InterleaveDataset(
+            self, map_func, cycle_length, block_length, num_parallel_calls, deterministic, name=name
+        )
+
+    # ------------------------------------------------------------------ performance
+
+    def cache(self, filename: str = "", name: str | None = None) -> Dataset:
+        """Keep the elements after the first full pass, in memory or (with ``filename``) in a file."""
+        from parafeed.ops.cache import CacheDataset
+
+        return CacheDataset(self, filename, name=name)
+
+    def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
+        """Produce up to ``buffer_size`` elements ahead on a background thread."""
+        from parafeed.ops.prefetch import PrefetchDataset
+
+        return PrefetchDataset(self, buffer_size, name=name)
+
+    # ------------------------------------------------------------------ whole-dataset helpers
+
+    def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
+        """``transformation_func(self)``, for chaining reusable transformations."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"apply(): `transformation_func` must return a Dataset, got {type(out).__name__}")
+        return out
+
+    def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any], name: str | None = None) -> Any:
+        """Fold all elements into a state: ``state = reduce_func(state, element)``."""
+        from parafeed.ops.reduce import reduce_dataset
+
+        return reduce_dataset(self, initial_state, reduce_func)
+
+
+class PassThroughDataset(Dataset):
+    """Base of one-input steps whose elements are input elements (filter, shuffle, take, cache ...)."""
+
+    def __init__(self, parent: Dataset, name: str | None = None):
+        super().__init__((parent,), name=name)
+
+    @property
+    def _parent(self) -> Dataset:
+        return self._parents[0]
+
+    def _element_spec(self) -> Any:
+        return self._parents[0].element_spec
+
+    def _sample_element(self) -> Any:
+        return self._parents[0]._sample_element()
+
+    def _cardinality(self) -> int:
+        return self._parents[0]._cardinality()
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()

@@ -1,0 +1,28 @@
+"""Exceptions raised by parafeed.
+
+Every error parafeed raises on purpose derives from :class:`ParafeedError`, and also from the built-in exception a
+caller would naturally catch (``ValueError``, ``TypeError``, ``RuntimeError``), so ``except ValueError`` keeps
+working for code ported from tf.data.
+"""
+
+from __future__ import annotations
+
+
+class ParafeedError(Exception):
+    """Base class of the errors parafeed raises itself."""
+
+
+class InvalidArgumentError(ParafeedError, ValueError):
+    """An argument or an element has a value the step cannot accept."""
+
+
+class ElementTypeError(ParafeedError, TypeError):
+    """An element or a function result has the wrong structure or dtype for the step."""
+
+
+class DataLossError(ParafeedError, ValueError):
+    """Stored data is corrupt or truncated (bad checksum, short read, unfinished file)."""
+
+
+class WorkerError(ParafeedError, RuntimeError):
+    """A worker thread or process died or failed outside the user's function."""

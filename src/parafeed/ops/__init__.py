@@ -1,0 +1,1 @@
+"""Transformation steps, one module per family; ``Dataset`` methods import them when first used."""

@@ -1,0 +1,278 @@
+"""``batch``, ``unbatch`` and ``rebatch``: stacking elements along a new first dimension and splitting them again."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+from parafeed.arguments import as_int, positive_int
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.elements import SCALAR_TYPES
+from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.structure import (
+    STRING,
+    batch_spec,
+    flatten,
+    is_nested,
+    pack_as,
+    same_structure,
+    shape_str,
+    unbatch_spec,
+)
+
+
+def stack_leaves(leaves: list, step: str, component: str = "0") -> np.ndarray:
+    """Stack same-shaped leaves into one array; a clear error names the first element that differs."""
+    first = leaves[0]
+    if type(first) is bytes:
+        out = np.empty(len(leaves), dtype=STRING)
+        out[:] = leaves
+        if not all(type(x) is bytes for x in leaves):
+            _raise_mismatch(leaves, step, component)
+        return out
+    try:
+        if isinstance(first, np.ndarray):
+            return np.stack(leaves)
+        out = np.array(leaves)
+    except ValueError:
+        _raise_mismatch(leaves, step, component)
+    if out.dtype == object and first.__class__ in SCALAR_TYPES:
+        _raise_mismatch(leaves, step, component)
+    if out.ndim != 1 and not isinstance(first, np.ndarray):
+        _raise_mismatch(leaves, step, component)
+    return out
+
+
+def _raise_mismatch(leaves: list, step: str, component: str) -> None:
+    first_shape = np.shape(leaves[0])
+    for i, leaf in enumerate(leaves):
+        if not hasattr(leaf, "shape") and type(leaf) is not bytes:
+            raise ElementTypeError(f"{step}: component {component} of element {i} is not an array: {leaf!r:.80}")
+        if np.shape(leaf) != first_shape:
+            raise InvalidArgumentError(
+                f"{step}: cannot batch elements with different shapes in component {component}: the first element "
+                f"had shape {shape_str(first_shape)} and element {i} had shape {shape_str(np.shape(leaf))}. Use "
+                "padded_batch() to pad them to a common shape, or make them equal (e.g. resize or crop) in a map() "
+                "before batching."
+            )
+    raise ElementTypeError(f"{step}: component {component} mixes strings and numbers or dtypes that cannot be stacked")
+
+
+def stack_elements(elements: list, step: str) -> Any:
+    """Stack a list of elements of the same structure into one batched element."""
+    first = elements[0]
+    if not is_nested(first):
+        return stack_leaves(elements, step)
+    if type(first) is tuple and not any(is_nested(c) for c in first):
+        columns = list(zip(*elements))
+        if len(columns) != len(first) or any(len(e) != len(first) for e in elements):
+            _raise_structure(elements, step)
+        return tuple(stack_leaves(list(col), step, str(j)) for j, col in enumerate(columns))
+    flats = [flatten(e) for e in elements]
+    width = len(flats[0])
+    if any(len(f) != width for f in flats):
+        _raise_structure(elements, step)
+    return pack_as(first, [stack_leaves([f[j] for f in flats], step, str(j)) for j in range(width)])
+
+
+def _raise_structure(elements: list, step: str) -> None:
+    for i, e in enumerate(elements):
+        if not same_structure(elements[0], e):
+            raise ElementTypeError(
+                f"{step}: element {i} has a different structure from the first element of the batch: "
+                f"{e!r:.120} vs {elements[0]!r:.120}"
+            )
+
+
+class BatchDataset(Dataset):
+    """Batches of ``batch_size`` consecutive elements."""
+
+    def __init__(self, parent: Dataset, batch_size: int, drop_remainder: bool = False, name: str | None = None):
+        super().__init__((parent,), name=name)
+        self._batch_size = positive_int("batch()", "batch_size", batch_size)
+        self._drop_remainder = bool(drop_remainder)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _BatchIterator(self._parents[0]._make_iterator(), self._batch_size, self._drop_remainder)
+
+    def _element_spec(self) -> Any:
+        return batch_spec(self._parents[0].element_spec, self._batch_size if self._drop_remainder else None)
+
+    def _sample_element(self) -> Any:
+        return stack_elements([self._parents[0]._sample_element()] * self._batch_size, "batch()")
+
+    def _cardinality(self) -> int:
+        return batched_cardinality(self._parents[0]._cardinality(), self._batch_size, self._drop_remainder)
+
+
+def batched_cardinality(n: int, batch_size: int, drop_remainder: bool) -> int:
+    if n < 0:
+        return n
+    return n // batch_size if drop_remainder else -(-n // batch_size)
+
+
+class _BatchIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator, batch_size: int, drop_remainder: bool):
+        super().__init__(parent)
+        self._parent = parent
+        self._batch_size = batch_size
+        self._drop_remainder = drop_remainder
+
+    def __next__(self) -> Any:
+        buf = list(islice(self._parent, self._batch_size))
+        if not buf or (self._drop_remainder and len(buf) < self._batch_size):
+            raise StopIteration
+        return stack_elements(buf, "batch()")
+
+
+class UnbatchDataset(Dataset):
+    """The rows of each element's components, as separate elements."""
+
+    def __init__(self, parent: Dataset, name: str | None = None):
+        super().__init__((parent,), name=name)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _UnbatchIterator(self._parents[0]._make_iterator())
+
+    def _element_spec(self) -> Any:
+        return unbatch_spec(self._parents[0].element_spec)
+
+    def _cardinality(self) -> int:
+        parent = self._parents[0]
+        n = parent._cardinality()
+        if n in (0, INFINITE) or n == UNKNOWN:
+            return n
+        if parent._static_shapes():  # tf.data multiplies by a statically known batch dimension
+            dims = {s.shape[0] if s.shape else None for s in flatten(parent.element_spec)}
+            if len(dims) == 1 and None not in dims:
+                return n * dims.pop()
+        return UNKNOWN
+
+
+def _rows(element: Any, step: str) -> list:
+    """The rows of a batched element, each an element."""
+    if not is_nested(element):
+        if type(element) is not np.ndarray:
+            raise ElementTypeError(f"{step}: the input elements must have rank >= 1, got a scalar {element!r:.60}")
+        return list(element)
+    flat = flatten(element)
+    for j, leaf in enumerate(flat):
+        if type(leaf) is not np.ndarray:
+            raise ElementTypeError(
+                f"{step}: component {j} of the input element is a scalar; every component needs rank >= 1"
+            )
+    sizes = [leaf.shape[0] for leaf in flat]
+    if len(set(sizes)) > 1:
+        raise InvalidArgumentError(
+            f"{step}: the input element must have the same batch size in each component; got sizes {sizes}"
+        )
+    return [pack_as(element, row) for row in zip(*flat)]
+
+
+class _UnbatchIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator):
+        super().__init__(parent)
+        self._parent = parent
+        self._rows: Any = iter(())
+
+    def __next__(self) -> Any:
+        while True:
+            for row in self._rows:
+                return row
+            self._rows = iter(_rows(next(self._parent), "unbatch()"))
+
+
+class RebatchDataset(Dataset):
+    """Batched elements re-cut into batches of ``batch_size`` rows (sizes cycled when a list is given)."""
+
+    def __init__(
+        self, parent: Dataset, batch_size: int | list[int], drop_remainder: bool = False, name: str | None = None
+    ):
+        super().__init__((parent,), name=name)
+        sizes = [batch_size] if np.ndim(batch_size) == 0 else list(np.asarray(batch_size).reshape(-1))
+        if np.ndim(batch_size) > 1 or not sizes:
+            raise InvalidArgumentError(
+                f"rebatch(): `batch_size` must be a scalar or a non-empty list, got {batch_size!r}"
+            )
+        self._sizes = [as_int("rebatch()", "batch_size", s) for s in sizes]
+        if any(s < 0 for s in self._sizes) or not any(self._sizes):
+            raise InvalidArgumentError(f"rebatch(): batch sizes must be >= 0 and not all 0, got {self._sizes}")
+        self._drop_remainder = bool(drop_remainder)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _RebatchIterator(self._parents[0]._make_iterator(), self._sizes, self._drop_remainder)
+
+    def _element_spec(self) -> Any:
+        fixed = len(set(self._sizes)) == 1 and self._drop_remainder
+        return batch_spec(unbatch_spec(self._parents[0].element_spec), self._sizes[0] if fixed else None)
+
+    def _cardinality(self) -> int:
+        n = self._parents[0]._cardinality()
+        return n if n in (0, INFINITE) else UNKNOWN
+
+
+class _RebatchIterator(DatasetIterator):
+    """Slices rows out of the input batches without unbatching them one by one."""
+
+    def __init__(self, parent: DatasetIterator, sizes: list[int], drop_remainder: bool):
+        super().__init__(parent)
+        self._parent = parent
+        self._sizes = sizes
+        self._turn = 0
+        self._drop_remainder = drop_remainder
+        self._current: Any = None  # the input batch being cut, its row count and the next row to use
+        self._rows = 0
+        self._offset = 0
+        self._done = False
+
+    def __next__(self) -> Any:
+        if self._done:
+            raise StopIteration
+        want = self._sizes[self._turn % len(self._sizes)]
+        self._turn += 1
+        pieces, have = [], 0
+        while True:
+            if self._current is None:
+                try:
+                    self._current = next(self._parent)
+                except StopIteration:
+                    break
+                self._rows, self._offset = _rows_count(self._current), 0
+            take = min(want - have, self._rows - self._offset)
+            pieces.append(_slice(self._current, self._offset, self._offset + take))
+            have += take
+            self._offset += take
+            if self._offset >= self._rows:
+                self._current = None
+            if have == want:
+                break
+        if not pieces or (have < want and (self._drop_remainder or have == 0)):
+            self._done = True
+            raise StopIteration
+        return pieces[0] if len(pieces) == 1 else _concat(pieces)
+
+
+def _rows_count(element: Any) -> int:
+    flat = flatten(element)
+    sizes = {leaf.shape[0] if isinstance(leaf, np.ndarray) and leaf.ndim else -1 for leaf in flat}
+    if -1 in sizes:
+        raise ElementTypeError("rebatch(): every component of the input elements must have rank >= 1")
+    if len(sizes) > 1:
+        raise InvalidArgumentError(f"rebatch(): components have different batch sizes {sorted(sizes)}")
+    return sizes.pop()
+
+
+def _slice(element: Any, start: int, stop: int) -> Any:
+    if not is_nested(element):
+        return element[start:stop]
+    return pack_as(element, [leaf[start:stop] for leaf in flatten(element)])
+
+
+def _concat(pieces: list) -> Any:
+    first = pieces[0]
+    if not is_nested(first):
+        return np.concatenate(pieces)
+    flats = [flatten(p) for p in pieces]
+    return pack_as(first, [np.concatenate([f[j] for f in flats]) for j in range(len(flats[0]))])

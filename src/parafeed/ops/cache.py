@@ -1,0 +1,110 @@
+"""``cache``: keep the elements of the first full pass, in memory or in a file, and replay them afterwards."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.io.cache_file import CacheWriter, read_cache
+from parafeed.structure import flatten, pack_as
+
+CACHE_SUFFIX = ".pfcache"
+
+
+class CacheDataset(PassThroughDataset):
+    """The input's elements, computed once.
+
+    In memory (``filename=""``), the first iterator that reaches the end stores the elements and later iterators
+    replay them; an unfinished pass is discarded. With a filename the elements go to ``filename + ".pfcache"``,
+    published only once complete, and every later iterator (in any process) reads that file.
+    """
+
+    def __init__(self, parent: Dataset, filename: str | os.PathLike = "", name: str | None = None):
+        super().__init__(parent, name=name)
+        filename = os.fspath(filename)
+        self._path = filename + CACHE_SUFFIX if filename else None
+        self._memory: list | None = None
+
+    def _make_iterator(self) -> DatasetIterator:
+        if self._path is None:
+            if self._memory is not None:
+                return _ReplayIterator(iter(self._memory))
+            return _FillIterator(self._parent._make_iterator(), self)
+        if os.path.exists(self._path):
+            return _ReplayIterator(self._read_file())
+        return _FillIterator(self._parent._make_iterator(), self)
+
+    def _read_file(self) -> Any:
+        spec = self._parent.element_spec
+        dtypes = [s.dtype for s in flatten(spec)]
+        for leaves in read_cache(self._path, dtypes):  # type: ignore[arg-type]
+            yield pack_as(spec, leaves)
+
+
+class _ReplayIterator(DatasetIterator):
+    def __init__(self, source: Any):
+        super().__init__()
+        self._source = source
+
+    def __next__(self) -> Any:
+        return next(self._source)
+
+    def close(self) -> None:
+        closer = getattr(self._source, "close", None)
+        if closer is not None:
+            closer()
+
+
+class _FillIterator(DatasetIterator):
+    """Passes the input through while recording it; publishes the record when the input ends.
+
+    An error or an early ``close()`` discards the record: only a complete pass is ever cached.
+    """
+
+    def __init__(self, parent: DatasetIterator, ds: CacheDataset):
+        super().__init__(parent)
+        self._parent = parent
+        self._ds = ds
+        self._elements: list | None = [] if ds._path is None else None
+        self._writer: CacheWriter | None = None if ds._path is None else CacheWriter(ds._path)
+
+    def __next__(self) -> Any:
+        try:
+            x = next(self._parent)
+        except StopIteration:
+            self._publish()
+            raise
+        except BaseException:
+            self._discard()
+            raise
+        if self._writer is not None:
+            try:
+                self._writer.write(x)
+            except BaseException:
+                self._discard()
+                raise
+        elif self._elements is not None:
+            self._elements.append(x)
+        return x
+
+    def _publish(self) -> None:
+        if self._writer is not None:
+            self._writer.finish()
+            self._writer = None
+        elif self._elements is not None and self._ds._memory is None:
+            self._ds._memory = self._elements
+        self._elements = None
+
+    def _discard(self) -> None:
+        if self._writer is not None:
+            self._writer.abort()
+            self._writer = None
+        self._elements = None
+
+    def close(self) -> None:
+        self._discard()
+        super().close()
+
+    def __del__(self) -> None:
+        self._discard()

@@ -1,0 +1,121 @@
+"""Steps that keep or drop elements: ``filter``, ``take_while`` and ``unique``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from parafeed.arguments import callable_arg
+from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.errors import ElementTypeError
+from parafeed.functions import as_bool, user_error
+from parafeed.structure import STRING, TensorSpec
+
+
+class FilterDataset(PassThroughDataset):
+    """The elements for which ``predicate(element)`` is True."""
+
+    def __init__(self, parent: Dataset, predicate: Callable[..., Any], name: str | None = None):
+        super().__init__(parent, name=name)
+        self._predicate = callable_arg("filter()", "predicate", predicate)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _FilterIterator(self._parent._make_iterator(), self._predicate)
+
+    def _cardinality(self) -> int:
+        return UNKNOWN
+
+
+class _FilterIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator, predicate: Callable[..., Any]):
+        super().__init__(parent)
+        self._parent = parent
+        self._predicate = predicate
+        self._index = 0
+
+    def __next__(self) -> Any:
+        predicate = self._predicate
+        for x in self._parent:
+            try:
+                keep = predicate(*x) if type(x) is tuple else predicate(x)
+            except Exception as err:
+                raise user_error(err, "filter()", predicate, self._index)
+            self._index += 1
+            if keep is True or keep is np.True_:
+                return x
+            if keep is not False and keep is not np.False_ and as_bool("filter()", predicate, keep):
+                return x
+        raise StopIteration
+
+
+class TakeWhileDataset(PassThroughDataset):
+    """Elements up to (not including) the first for which ``predicate`` is False."""
+
+    def __init__(self, parent: Dataset, predicate: Callable[..., Any], name: str | None = None):
+        super().__init__(parent, name=name)
+        self._predicate = callable_arg("take_while()", "predicate", predicate)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _TakeWhileIterator(self._parent._make_iterator(), self._predicate)
+
+    def _cardinality(self) -> int:
+        return UNKNOWN
+
+
+class _TakeWhileIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator, predicate: Callable[..., Any]):
+        super().__init__(parent)
+        self._parent = parent
+        self._predicate = predicate
+        self._index = 0
+        self._done = False
+
+    def __next__(self) -> Any:
+        if self._done:
+            raise StopIteration
+        x = next(self._parent)
+        try:
+            keep = self._predicate(*x) if type(x) is tuple else self._predicate(x)
+        except Exception as err:
+            raise user_error(err, "take_while()", self._predicate, self._index)
+        self._index += 1
+        if as_bool("take_while()", self._predicate, keep):
+            return x
+        self._done = True
+        raise StopIteration
+
+
+class UniqueDataset(PassThroughDataset):
+    """Each distinct element once, in order of first appearance (scalar int32, int64 or string elements)."""
+
+    def __init__(self, parent: Dataset, name: str | None = None):
+        super().__init__(parent, name=name)
+        spec = parent.element_spec
+        ok = isinstance(spec, TensorSpec) and spec.shape == () and spec.dtype in (np.int32, np.int64, STRING)
+        if not ok:
+            raise ElementTypeError(
+                f"unique(): only datasets of scalar int32, int64 or string elements are supported, got {spec!r}"
+            )
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _UniqueIterator(self._parent._make_iterator())
+
+    def _cardinality(self) -> int:
+        return UNKNOWN
+
+
+class _UniqueIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator):
+        super().__init__(parent)
+        self._parent = parent
+        self._seen: set = set()
+
+    def __next__(self) -> Any:
+        seen = self._seen
+        for x in self._parent:
+            if x not in seen:
+                seen.add(x)
+                return x
+        raise StopIteration

@@ -1,0 +1,122 @@
+"""``interleave`` and ``flat_map``: map elements to datasets and mix or chain their elements."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg, positive_int
+from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator
+from parafeed.errors import ElementTypeError
+from parafeed.functions import call, fn_name, user_error
+
+
+class InterleaveDataset(Dataset):
+    """Elements of the datasets ``map_func(element)``, ``block_length`` at a time from ``cycle_length`` of them.
+
+    With ``cycle_length=1`` this is ``flat_map``: the datasets one after another.
+    """
+
+    def __init__(
+        self,
+        parent: Dataset,
+        map_func: Callable[..., Dataset],
+        cycle_length: int | None,
+        block_length: int | None,
+        num_parallel_calls: int | None,
+        deterministic: bool | None,
+        name: str | None = None,
+        what: str = "interleave",
+    ):
+        super().__init__((parent,), name=name)
+        self._step = f"{what}()"
+        self._fn = callable_arg(self._step, "map_func", map_func)
+        if cycle_length is None or cycle_length == AUTOTUNE:
+            self._cycle_length = os.cpu_count() or 1
+        else:
+            self._cycle_length = positive_int(self._step, "cycle_length", cycle_length)
+        self._block_length = 1 if block_length is None else positive_int(self._step, "block_length", block_length)
+        self._num_parallel_calls = parallelism_arg(self._step, num_parallel_calls)
+        self._deterministic = deterministic_arg(self._step, deterministic)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _InterleaveIterator(self._parents[0]._make_iterator(), self)
+
+    def _element_spec(self) -> Any:
+        return self._open(self._parents[0]._sample_element(), None).element_spec
+
+    def _static_shapes(self) -> bool:
+        return False
+
+    def _open(self, element: Any, index: int | None) -> Dataset:
+        try:
+            ds = call(self._fn, element)
+        except Exception as err:
+            raise user_error(err, self._step, self._fn, index)
+        if not isinstance(ds, Dataset):
+            raise ElementTypeError(
+                f"{self._step}: `map_func` {fn_name(self._fn)} must return a Dataset, got {type(ds).__name__}; "
+                "wrap tensors with Dataset.from_tensors() or from_tensor_slices()"
+            )
+        return ds
+
+
+class _InterleaveIterator(DatasetIterator):
+    """tf.data's interleave order: a cycle of open iterators, ``block_length`` elements from each in turn.
+
+    An exhausted iterator's slot is refilled from the next input element before the cycle moves on.
+    """
+
+    def __init__(self, parent: DatasetIterator, ds: InterleaveDataset):
+        super().__init__(parent)
+        self._parent = parent
+        self._ds = ds
+        self._cycle: list[DatasetIterator | None] = [None] * ds._cycle_length
+        self._open = 0
+        self._slot = 0
+        self._block = 0
+        self._input_done = False
+        self._inputs = 0
+
+    def __next__(self) -> Any:
+        cycle = self._cycle
+        while not self._input_done or self._open:
+            it = cycle[self._slot]
+            if it is not None:
+                try:
+                    x = next(it)
+                except StopIteration:
+                    it.close()
+                    cycle[self._slot] = None
+                    self._open -= 1
+                    self._advance()
+                    continue
+                self._block += 1
+                if self._block == self._ds._block_length:
+                    self._advance()
+                return x
+            if not self._input_done:
+                try:
+                    element = next(self._parent)
+                except StopIteration:
+                    self._input_done = True
+                    continue
+                cycle[self._slot] = self._ds._open(element, self._inputs)._make_iterator()
+                self._inputs += 1
+                self._open += 1
+            else:
+                self._advance()
+        raise StopIteration
+
+    def _advance(self) -> None:
+        self._block = 0
+        self._slot = (self._slot + 1) % len(self._cycle)
+
+    def close(self) -> None:
+        for i, it in enumerate(self._cycle):
+            if it is not None:
+                it.close()
+                self._cycle[i] = None
+        self._open = 0
+        super().close()

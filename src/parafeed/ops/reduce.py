@@ -1,0 +1,42 @@
+"""``reduce``: fold a whole dataset into one value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from parafeed.arguments import callable_arg
+from parafeed.dataset import Dataset
+from parafeed.elements import to_element
+from parafeed.errors import ElementTypeError
+from parafeed.functions import fn_name, to_result, user_error
+from parafeed.structure import dtype_name, flatten, same_structure, spec_of
+
+
+def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:
+    """``state = reduce_func(state, element)`` over all elements; the state keeps its structure and dtypes."""
+    step = "reduce()"
+    callable_arg(step, "reduce_func", reduce_func)
+    state = to_element(initial_state, f"{step} initial_state")
+    dtypes = [s.dtype for s in flatten(spec_of(state))]
+    with ds._make_iterator() as it:
+        for index, element in enumerate(it):
+            try:
+                new = reduce_func(state, element)
+            except Exception as err:
+                raise user_error(err, step, reduce_func, index)
+            new = to_result(new, f"{step}: the result of {fn_name(reduce_func)}")
+            if not same_structure(new, state, check_types=False):
+                raise ElementTypeError(
+                    f"{step}: `reduce_func` {fn_name(reduce_func)} must return a state with the structure of "
+                    f"`initial_state`: got {new!r:.100} for {state!r:.100}"
+                )
+            for j, (leaf, dtype) in enumerate(zip(flatten(spec_of(new)), dtypes)):
+                if leaf.dtype != dtype:
+                    raise ElementTypeError(
+                        f"{step}: `reduce_func` {fn_name(reduce_func)} changed component {j} of the state from "
+                        f"{dtype_name(dtype)} to {dtype_name(leaf.dtype)}; start from a state of the final dtype, "
+                        f"e.g. np.{dtype_name(leaf.dtype)}(0)"
+                    )
+            state = new
+    return state

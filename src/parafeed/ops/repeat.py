@@ -1,0 +1,63 @@
+"""``repeat``: run the input again and again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parafeed.arguments import count_arg
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+
+
+class RepeatDataset(PassThroughDataset):
+    """The input's elements ``count`` times over (forever for ``None`` / -1); each pass is a new input iterator."""
+
+    def __init__(self, parent: Dataset, count: int | None = None, name: str | None = None):
+        super().__init__(parent, name=name)
+        self._count = -1 if count is None else count_arg("repeat()", "count", count)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _RepeatIterator(self._parent, self._count)
+
+    def _cardinality(self) -> int:
+        n = self._parent._cardinality()
+        if self._count == -1:
+            return 0 if n == 0 else INFINITE
+        if self._count == 0:
+            return 0
+        if n in (INFINITE, UNKNOWN):
+            return n
+        return n * self._count
+
+
+class _RepeatIterator(DatasetIterator):
+    def __init__(self, dataset: Dataset, count: int):
+        super().__init__()
+        self._dataset = dataset
+        self._count = count
+        self._epoch = 0
+        self._it: DatasetIterator | None = None
+        self._produced = False
+
+    def __next__(self) -> Any:
+        while True:
+            if self._it is None:
+                if self._count != -1 and self._epoch >= self._count:
+                    raise StopIteration
+                self._it = self._dataset._make_iterator()
+                self._produced = False
+            try:
+                x = next(self._it)
+            except StopIteration:
+                self._it.close()
+                self._it = None
+                self._epoch += 1
+                if not self._produced:  # an empty pass: repeating it would spin forever
+                    self._count = self._epoch
+                continue
+            self._produced = True
+            return x
+
+    def close(self) -> None:
+        if self._it is not None:
+            self._it.close()
+            self._it = None

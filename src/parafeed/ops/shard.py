@@ -1,0 +1,46 @@
+"""``shard``: every ``num_shards``-th element, starting at ``index``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parafeed.arguments import as_int, positive_int
+from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.errors import InvalidArgumentError
+
+
+class ShardDataset(PassThroughDataset):
+    """Elements ``index``, ``index + num_shards``, ``index + 2 * num_shards`` ... of the input."""
+
+    def __init__(self, parent: Dataset, num_shards: int, index: int, name: str | None = None):
+        super().__init__(parent, name=name)
+        self._num_shards = positive_int("shard()", "num_shards", num_shards)
+        self._index = as_int("shard()", "index", index)
+        if not 0 <= self._index < self._num_shards:
+            raise InvalidArgumentError(
+                f"shard(): `index` must be between 0 and {self._num_shards - 1} (num_shards - 1), got {self._index}"
+            )
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _ShardIterator(self._parent._make_iterator(), self._num_shards, self._index)
+
+    def _cardinality(self) -> int:
+        n = self._parent._cardinality()
+        if n < 0:
+            return n
+        return n // self._num_shards + (1 if n % self._num_shards > self._index else 0)
+
+
+class _ShardIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator, num_shards: int, index: int):
+        super().__init__(parent)
+        self._parent = parent
+        self._num_shards = num_shards
+        self._to_skip = index  # elements to drop before the next one to return
+
+    def __next__(self) -> Any:
+        parent = self._parent
+        for _ in range(self._to_skip):
+            next(parent)
+        self._to_skip = self._num_shards - 1
+        return next(parent)

@@ -1,0 +1,100 @@
+"""``window``: sliding windows of elements, each window a (structure of) in-memory dataset(s)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from parafeed.arguments import positive_int
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.ops.sources import ElementsDataset
+from parafeed.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
+
+
+class WindowDataset(Dataset):
+    """Windows of ``size`` elements taken every ``stride`` input elements, a new window every ``shift`` elements.
+
+    Each window has the input's structure with a dataset at every leaf, like tf.data: for ``(x, y)`` elements a
+    window is ``(dataset_of_x, dataset_of_y)``; use ``flat_map`` with ``batch`` or ``zip`` to turn it into tensors.
+    """
+
+    def __init__(
+        self,
+        parent: Dataset,
+        size: int,
+        shift: int | None = None,
+        stride: int = 1,
+        drop_remainder: bool = False,
+        name: str | None = None,
+    ):
+        super().__init__((parent,), name=name)
+        self._size = positive_int("window()", "size", size)
+        self._shift = self._size if shift is None else positive_int("window()", "shift", shift)
+        self._stride = positive_int("window()", "stride", stride)
+        self._drop_remainder = bool(drop_remainder)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _WindowIterator(
+            self._parents[0]._make_iterator(), self._size, self._shift, self._stride, self._drop_remainder
+        )
+
+    def _element_spec(self) -> Any:
+        return map_structure(DatasetSpec, self._parents[0].element_spec)
+
+    def _sample_element(self) -> Any:
+        return _window([self._parents[0]._sample_element()])
+
+    def _cardinality(self) -> int:
+        n = self._parents[0]._cardinality()
+        if n in (INFINITE, UNKNOWN):
+            return n
+        if self._drop_remainder:
+            rest = n - ((self._size - 1) * self._stride + 1)
+            return 0 if rest < 0 else rest // self._shift + 1
+        return -(-n // self._shift)
+
+
+def _window(elements: list) -> Any:
+    """The window element for a list of input elements: one dataset per component."""
+    first = elements[0]
+    flats = [flatten(e) for e in elements]
+    specs = flatten(spec_of(first))
+    columns = [ElementsDataset([f[j] for f in flats]) for j in range(len(specs))]
+    for ds, spec in zip(columns, specs):
+        ds._spec = spec
+    return pack_as(first, columns)
+
+
+class _WindowIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator, size: int, shift: int, stride: int, drop_remainder: bool):
+        super().__init__(parent)
+        self._parent = parent
+        self._size, self._shift, self._stride = size, shift, stride
+        self._drop_remainder = drop_remainder
+        self._buffer: deque = deque()
+        self._input_done = False
+
+    def __next__(self) -> Any:
+        buf = self._buffer
+        target = (self._size - 1) * self._stride + 1
+        while not self._input_done and len(buf) < target:
+            try:
+                buf.append(next(self._parent))
+            except StopIteration:
+                self._input_done = True
+        if not buf or (self._drop_remainder and len(buf) < target):
+            raise StopIteration
+        elements = list(buf)[:: self._stride][: self._size]
+        if self._shift >= len(buf):
+            for _ in range(self._shift - len(buf)):
+                if self._input_done:
+                    break
+                try:
+                    next(self._parent)
+                except StopIteration:
+                    self._input_done = True
+            buf.clear()
+        else:
+            for _ in range(self._shift):
+                buf.popleft()
+        return _window(elements)
