@@ -136,9 +136,17 @@ def _list_leaf(value: list, what: str) -> Any:
         return arr.astype(np.int64)
     if arr.dtype == np.float64 and not _holds_numpy_float64(value):
         return arr.astype(np.float32)
-    if kind == "O" and any(not isinstance(x, (str, bytes)) for x in arr.reshape(-1)):
+    if kind in "USO" and any(not isinstance(x, (str, bytes, np.str_, np.bytes_)) for x in _list_leaves(value)):
         raise ElementTypeError(f"{what}: cannot convert a list with mixed types to an array: {_short(value)}")
     return _array_leaf(arr, what)
+
+
+def _list_leaves(value: Any) -> list:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _list_leaves(v)]
+    if isinstance(value, np.ndarray):
+        return value.reshape(-1).tolist()
+    return [value]
 
 
 def _holds_numpy_float64(value: Any) -> bool:

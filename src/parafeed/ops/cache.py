@@ -30,10 +30,11 @@ class CacheDataset(PassThroughDataset):
         if self._path is None:
             if self._memory is not None:
                 return _ReplayIterator(iter(self._memory))
-            return _FillIterator(self._parent._make_iterator(), self)
+            return _FillIterator(self._parent._make_iterator(), self, None)
         if os.path.exists(self._path):
             return _ReplayIterator(self._read_file())
-        return _FillIterator(self._parent._make_iterator(), self)
+        writer = CacheWriter(self._path)  # before the input iterator, so a failure here leaks nothing
+        return _FillIterator(self._parent._make_iterator(), self, writer)
 
     def _read_file(self) -> Any:
         spec = self._parent.element_spec
@@ -62,12 +63,12 @@ class _FillIterator(DatasetIterator):
     An error or an early ``close()`` discards the record: only a complete pass is ever cached.
     """
 
-    def __init__(self, parent: DatasetIterator, ds: CacheDataset):
+    def __init__(self, parent: DatasetIterator, ds: CacheDataset, writer: CacheWriter | None):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._elements: list | None = [] if ds._path is None else None
-        self._writer: CacheWriter | None = None if ds._path is None else CacheWriter(ds._path)
+        self._writer = writer
+        self._elements: list | None = [] if writer is None else None
 
     def __next__(self) -> Any:
         try:

@@ -12,7 +12,7 @@ from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import as_int64_scalar, call, fn_name, user_error
 from parafeed.ops.sources import ElementsDataset
-from parafeed.structure import TensorSpec, as_shape, map_structure_up_to, pack_as
+from parafeed.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
 
 _STEP = "group_by_window()"
 
@@ -178,10 +178,25 @@ def bucket_by_sequence_length(
             filler = boundaries[int(bucket)] - 1
         shapes = padded_shapes
         if filler is not None:  # unknown dimensions (of padded_shapes, else of the element spec) pad to the boundary
-            shapes = _fill_unknown(ds.element_spec if shapes is None else shapes, filler, ds)
+            shapes = _fill_unknown(_sequence_spec(ds) if shapes is None else shapes, filler, ds)
         return window.padded_batch(batch_size, shapes, padding_values, drop_remainder=drop_remainder)
 
     return ds.group_by_window(bucket_id, batch_bucket, window_size_func=lambda bucket: sizes[int(bucket)], name=name)
+
+
+def _sequence_spec(ds: Dataset) -> Any:
+    """The element spec, with the first dimension unknown when the spec was read off a sample (a user function's
+    result): that is the sequence dimension whose length varies."""
+    spec = ds.element_spec
+    if ds._static_shapes():
+        return spec
+
+    def relax_first(s: Any) -> Any:
+        if isinstance(s, TensorSpec) and s.shape:
+            return TensorSpec((None, *s.shape[1:]), s.dtype)
+        return s
+
+    return map_structure(relax_first, spec)
 
 
 def _fill_unknown(shapes: Any, filler: int | None, ds: Dataset) -> Any:
