@@ -25,7 +25,7 @@ def main() -> None:
     print("element_spec:", ds.element_spec)
     print("cardinality: ", int(ds.cardinality()), "batches")
     for x, y in ds.take(2):
-        print("batch x:", np.round(x, 2).tolist())
+        print("batch x:", np.round(x.astype(np.float64), 2).tolist())
         print("batch y:", y.tolist())
 
     n = 1_000_000
