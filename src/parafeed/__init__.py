@@ -7,8 +7,9 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import errors
+from parafeed import errors, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.readers import TFRecordDataset
 from parafeed.structure import DatasetSpec, TensorSpec
 
 INFINITE_CARDINALITY = INFINITE
@@ -25,6 +26,8 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "DatasetSpec",
+    "TFRecordDataset",
     "TensorSpec",
     "errors",
+    "io",
 ]

@@ -233,6 +233,12 @@ class Dataset:
 
         return UniqueDataset(self, name=name)
 
+    def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Dataset:
+        """Drop elements whose production raised (corrupt records, failing functions); see ``.ignored`` counts."""
+        from parafeed.ops.ignore_errors import IgnoreErrorsDataset
+
+        return IgnoreErrorsDataset(self, log_warning, name=name)
+
     def enumerate(self, start: int = 0, name: str | None = None) -> Dataset:
         """Pairs ``(index, element)`` with an int64 index counting from ``start``."""
         from parafeed.ops.zip import ZipDataset

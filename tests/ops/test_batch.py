@@ -27,7 +27,9 @@ def test_batching_different_shapes_names_the_element_and_the_fix():
 
 def test_batching_scalars_with_arrays_or_strings_with_numbers_fails_clearly():
     with pytest.raises(InvalidArgumentError, match="different shapes"):
-        list(pf.Dataset.from_generator(lambda: iter([1, [1, 2]]), output_signature=pf.TensorSpec(None, "int64")).batch(2))
+        list(
+            pf.Dataset.from_generator(lambda: iter([1, [1, 2]]), output_signature=pf.TensorSpec(None, "int64")).batch(2)
+        )
     mixed = pf.Dataset.range(2).map(lambda x: b"a" if x == 0 else x)
     with pytest.raises(ElementTypeError):
         list(mixed.batch(2))

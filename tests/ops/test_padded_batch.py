@@ -17,14 +17,16 @@ def test_pads_to_the_longest_in_each_batch():
 
 def test_padded_shapes_and_values():
     ds = sequences().padded_batch(5, padded_shapes=([6], []), padding_values=(-1, None))
-    (seqs, lengths), = list(ds)
+    ((seqs, lengths),) = list(ds)
     assert seqs.shape == (5, 6) and seqs[0].tolist() == [0, -1, -1, -1, -1, -1]
     assert lengths.tolist() == [1, 2, 3, 4, 5]
     assert ds.element_spec[0] == pf.TensorSpec((None, 6), "int64")
 
 
 def test_strings_pad_with_empty_bytes():
-    ds = pf.Dataset.from_generator(lambda: iter([[b"a"], [b"b", b"c"]]), output_signature=pf.TensorSpec((None,), "string"))
+    ds = pf.Dataset.from_generator(
+        lambda: iter([[b"a"], [b"b", b"c"]]), output_signature=pf.TensorSpec((None,), "string")
+    )
     (batch,) = list(ds.padded_batch(2))
     assert batch.tolist() == [[b"a", b""], [b"b", b"c"]]
 

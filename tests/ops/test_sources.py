@@ -59,7 +59,7 @@ def test_generator_legacy_output_types_and_shapes():
         lambda: iter([([1, 2], b"a")]), output_types=("int64", "string"), output_shapes=([2], [])
     )
     assert ds.element_spec == (pf.TensorSpec((2,), "int64"), pf.TensorSpec((), "string"))
-    (x, s), = list(ds)
+    ((x, s),) = list(ds)
     assert x.dtype == np.int64 and s == b"a"
 
 

@@ -41,6 +41,8 @@ class InterleaveDataset(Dataset):
         self._deterministic = deterministic_arg(self._step, deterministic)
 
     def _make_iterator(self) -> DatasetIterator:
+        if self._cycle_length == 1:
+            return _FlatMapIterator(self._parents[0]._make_iterator(), self)
         return _InterleaveIterator(self._parents[0]._make_iterator(), self)
 
     def _element_spec(self) -> Any:
@@ -60,6 +62,36 @@ class InterleaveDataset(Dataset):
                 "wrap tensors with Dataset.from_tensors() or from_tensor_slices()"
             )
         return ds
+
+
+class _FlatMapIterator(DatasetIterator):
+    """One dataset after another (``cycle_length=1``, where block_length does not matter)."""
+
+    def __init__(self, parent: DatasetIterator, ds: InterleaveDataset):
+        super().__init__(parent)
+        self._parent = parent
+        self._ds = ds
+        self._current: DatasetIterator | None = None
+        self._inputs = 0
+
+    def __next__(self) -> Any:
+        while True:
+            it = self._current
+            if it is not None:
+                try:
+                    return next(it)
+                except StopIteration:
+                    it.close()
+                    self._current = None
+            element = next(self._parent)
+            self._current = self._ds._open(element, self._inputs)._make_iterator()
+            self._inputs += 1
+
+    def close(self) -> None:
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+        super().close()
 
 
 class _InterleaveIterator(DatasetIterator):

@@ -1,0 +1,18 @@
+"""Builds the optional C extension parafeed._native (TFRecord framing, tf.Example decoding).
+
+Everything else is in pyproject.toml. If the extension cannot be compiled, parafeed installs without it and uses its
+pure-Python paths, which give the same results more slowly.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "parafeed._native",
+            ["src/parafeed/_native.c"],
+            extra_compile_args=["-O3", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        )
+    ]
+)

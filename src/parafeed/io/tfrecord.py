@@ -1,0 +1,301 @@
+"""TFRecord files, byte-compatible with TensorFlow in both directions, without TensorFlow.
+
+A TFRecord file is a sequence of records, each framed as::
+
+    u64 length | u32 masked CRC-32C of the 8 length bytes | data | u32 masked CRC-32C of data
+
+(little-endian), optionally inside one GZIP or ZLIB stream. CRC-32C comes from ``google-crc32c`` (hardware
+accelerated C); the framing loop runs in the ``parafeed._native`` C extension when it is built, in Python otherwise.
+Corruption raises :class:`~parafeed.errors.DataLossError` naming the file, the byte offset and what is wrong; the
+reader then moves past the damage, so ``ignore_errors()`` can skip it.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+from parafeed.dataset import DatasetIterator
+from parafeed.errors import DataLossError, InvalidArgumentError
+
+try:
+    from parafeed import _native
+except ImportError:  # built without a C compiler: the Python framing below gives the same results
+    _native = None
+
+_MASK_DELTA = 0xA282EAD8
+_HEADER = struct.Struct("<QI")
+_U32 = struct.Struct("<I")
+_COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
+DEFAULT_BUFFER_SIZE = 1 << 20
+_RESYNC_WINDOW = 1 << 20  # bytes scanned for the next intact record header after a damaged one
+
+FRAME_OK, FRAME_BAD_LENGTH_CRC, FRAME_BAD_DATA_CRC = 0, 1, 2
+
+
+def _crc32c() -> Callable[[bytes], int]:
+    import google_crc32c
+
+    return google_crc32c.value
+
+
+def mask(crc: int) -> int:
+    """TFRecord's masking of a CRC-32C value."""
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The masked CRC-32C that TFRecord stores for ``data``."""
+    return mask(_crc32c()(data))
+
+
+class TFRecordOptions:
+    """Options of a TFRecord file: ``compression_type`` is ``None``/``""``, ``"GZIP"`` or ``"ZLIB"``."""
+
+    def __init__(self, compression_type: str | None = None, compression_level: int | None = None):
+        self.compression_type = compression_type_of(compression_type)
+        if compression_level is not None and not -1 <= compression_level <= 9:
+            raise InvalidArgumentError(
+                f"TFRecordOptions: compression_level must be in [-1, 9], got {compression_level}"
+            )
+        self.compression_level = -1 if compression_level is None else compression_level
+
+
+def compression_type_of(value: Any) -> str:
+    """The compression name ("", "GZIP" or "ZLIB") from a string, ``None`` or :class:`TFRecordOptions`."""
+    if isinstance(value, TFRecordOptions):
+        return value.compression_type
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        value = value.decode()
+    if not isinstance(value, str) or value.upper() not in _COMPRESSIONS:
+        raise InvalidArgumentError(f"compression_type must be None, '', 'GZIP' or 'ZLIB', got {value!r}")
+    return _COMPRESSIONS[value.upper()]
+
+
+def _wbits(compression: str) -> int:
+    return 16 + zlib.MAX_WBITS if compression == "GZIP" else zlib.MAX_WBITS
+
+
+class TFRecordWriter:
+    """Writes records to a TFRecord file (like ``tf.io.TFRecordWriter``).
+
+    Example:
+        >>> with pf.io.TFRecordWriter("data.tfrecord", "GZIP") as w:
+        ...     w.write(b"record")
+    """
+
+    def __init__(self, path: str | os.PathLike, options: TFRecordOptions | str | None = None):
+        opts = options if isinstance(options, TFRecordOptions) else TFRecordOptions(options)
+        self.path = os.fspath(path)
+        self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115 (closed in close())
+        self._compressor = None
+        if opts.compression_type:
+            self._compressor = zlib.compressobj(opts.compression_level, zlib.DEFLATED, _wbits(opts.compression_type))
+        self._crc = _crc32c()
+
+    def write(self, record: bytes) -> None:
+        """Append one record."""
+        if self._file is None:
+            raise ValueError(f"TFRecordWriter: {self.path} is closed")
+        if not isinstance(record, (bytes, bytearray, memoryview)):
+            raise TypeError(f"TFRecordWriter.write: a record must be bytes, got {type(record).__name__}")
+        length = struct.pack("<Q", len(record))
+        frame = b"".join((length, _U32.pack(mask(self._crc(length))), record, _U32.pack(mask(self._crc(record)))))
+        self._file.write(self._compressor.compress(frame) if self._compressor else frame)
+
+    def flush(self) -> None:
+        if self._file is None:
+            return
+        if self._compressor is not None:
+            self._file.write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+        self._file.flush()
+
+    def close(self) -> None:
+        """Finish the compressed stream (if any) and close the file."""
+        if self._file is None:
+            return
+        if self._compressor is not None:
+            self._file.write(self._compressor.flush())
+        self._file.close()
+        self._file = None
+
+    def __enter__(self) -> TFRecordWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _frame_python(buf: bytes, pos: int, crc: Callable | None, max_records: int) -> tuple[list, int, int, int]:
+    """Same contract as ``_native.frame_records``: complete records from ``buf[pos:]`` until one is incomplete,
+    ``max_records`` are out, or one is corrupt (then status and the record's data length)."""
+    records: list[bytes] = []
+    size = len(buf)
+    while len(records) < max_records and size - pos >= 12:
+        length, length_crc = _HEADER.unpack_from(buf, pos)
+        if crc is not None and mask(crc(buf[pos : pos + 8])) != length_crc:
+            return records, pos, FRAME_BAD_LENGTH_CRC, 0
+        end = pos + 16 + length
+        if end > size:
+            break
+        record = buf[pos + 12 : end - 4]
+        if crc is not None and mask(crc(record)) != _U32.unpack_from(buf, end - 4)[0]:
+            return records, pos, FRAME_BAD_DATA_CRC, length
+        records.append(record)
+        pos = end
+    return records, pos, FRAME_OK, 0
+
+
+def frame_records(buf: bytes, pos: int, crc: Callable | None, max_records: int = 1 << 62) -> tuple[list, int, int, int]:
+    """Split complete records out of ``buf[pos:]``: ``(records, new_pos, status, bad_length)``."""
+    if _native is not None:
+        return _native.frame_records(buf, pos, crc, max_records)
+    return _frame_python(buf, pos, crc, max_records)
+
+
+class _Source:
+    """The uncompressed byte stream of a TFRecord file."""
+
+    def __init__(self, path: str, compression: str):
+        self.path = path
+        try:
+            self._file: BinaryIO | None = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
+        except OSError as err:
+            raise type(err)(err.errno, f"TFRecordDataset: cannot open {path}: {err.strerror}") from None
+        self._inflate = zlib.decompressobj(_wbits(compression)) if compression else None
+        self._compressed_read = 0
+
+    def read(self, n: int) -> bytes:
+        """Up to ``n`` more bytes (at least one unless the stream is over)."""
+        if self._file is None:
+            return b""
+        if self._inflate is None:
+            return self._file.read(n)
+        out = b""
+        while not out and not self._inflate.eof:
+            raw = self._inflate.unconsumed_tail or self._file.read(n)
+            if not raw:
+                raise DataLossError(
+                    f"TFRecordDataset: {self.path}: the compressed stream ends early (after "
+                    f"{self._compressed_read} compressed bytes); the file is truncated"
+                )
+            try:
+                out = self._inflate.decompress(raw, n)
+            except zlib.error as err:
+                raise DataLossError(
+                    f"TFRecordDataset: {self.path}: corrupt compressed data near compressed byte offset "
+                    f"{self._compressed_read}: {err}"
+                ) from None
+            if raw is not self._inflate.unconsumed_tail:
+                self._compressed_read += len(raw) - len(self._inflate.unconsumed_tail)
+        return out
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class TFRecordFileReader(DatasetIterator):
+    """Iterates the records of one TFRecord file.
+
+    At damage it raises DataLossError once and moves past it: after a bad data CRC to the next record, after a bad
+    length CRC (the framing is lost) to the next intact header within ``_RESYNC_WINDOW`` bytes, or else to the end.
+    """
+
+    def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE, verify: bool = True):
+        super().__init__()
+        self.path = path
+        self._source = _Source(path, compression)
+        self._chunk = buffer_size
+        self._crc = _crc32c() if verify else None
+        self._buf = b""
+        self._pos = 0
+        self._base = 0  # stream offset of self._buf[0]
+        self._ready: Iterator[bytes] = iter(())
+        self._error: DataLossError | None = None  # raised once the records framed before it are out
+        self._eof = False
+
+    def __next__(self) -> bytes:
+        for record in self._ready:
+            return record
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise err
+        while True:
+            records, pos, status, bad_length = frame_records(self._buf, self._pos, self._crc)
+            offset = self._base + pos
+            self._pos = pos
+            if status == FRAME_BAD_DATA_CRC:
+                self._pos = pos + 16 + bad_length
+                self._error = DataLossError(
+                    f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the data CRC does not "
+                    f"match ({bad_length} bytes of data); the record is skipped"
+                )
+            elif status == FRAME_BAD_LENGTH_CRC:
+                self._error = self._resync(offset)
+            if records or self._error is not None:
+                self._ready = iter(records)
+                return next(self)
+            if not self._read_more():
+                break
+        left, offset = len(self._buf) - self._pos, self._base + self._pos
+        self._base, self._buf, self._pos = self._base + len(self._buf), b"", 0
+        self.close()
+        if left:
+            raise DataLossError(
+                f"TFRecordDataset: {self.path}: truncated record at byte offset {offset}: the file ends {left} bytes "
+                "into a record"
+            )
+        raise StopIteration
+
+    def _read_more(self, keep: bool = False) -> bool:
+        """Append more of the stream to the buffer (dropping consumed bytes unless ``keep``); False at its end."""
+        if self._eof:
+            return False
+        want = self._chunk
+        if len(self._buf) - self._pos >= 12:  # the header is verified: read the whole record at once
+            want = max(want, min(16 + _HEADER.unpack_from(self._buf, self._pos)[0], 64 << 20))
+        data = self._source.read(want)
+        if not data:
+            self._eof = True
+            return False
+        if not keep:
+            self._base += self._pos
+            self._buf, self._pos = self._buf[self._pos :], 0
+        self._buf += data
+        return True
+
+    def _resync(self, offset: int) -> DataLossError:
+        crc = self._crc or _crc32c()
+        start = self._pos
+        while len(self._buf) - start < _RESYNC_WINDOW and self._read_more(keep=True):
+            pass
+        buf = self._buf
+        for p in range(start + 1, min(len(buf), start + _RESYNC_WINDOW) - 11):
+            if mask(crc(buf[p : p + 8])) == _U32.unpack_from(buf, p + 8)[0]:
+                self._pos = p
+                return DataLossError(
+                    f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does "
+                    f"not match; skipped {p - start} bytes to the next intact record header"
+                )
+        self._pos = len(buf)
+        self._eof = True
+        return DataLossError(
+            f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does not match "
+            f"and no intact record header follows within {_RESYNC_WINDOW} bytes; the rest of the file is skipped"
+        )
+
+    def close(self) -> None:
+        self._source.close()
+        self._eof = True
+
+
+def tf_record_iterator(path: str | os.PathLike, compression_type: str | None = None) -> Iterator[bytes]:
+    """The records of one TFRecord file (like ``tf.compat.v1.io.tf_record_iterator``)."""
+    return TFRecordFileReader(os.fspath(path), compression_type_of(compression_type))

@@ -1,0 +1,54 @@
+"""TFRecord files: TensorFlow reads what parafeed writes and parafeed reads what TensorFlow writes, every compression."""
+
+import os
+
+import pytest
+
+import parafeed as pf
+from parafeed.io import TFRecordWriter
+
+tf = pytest.importorskip("tensorflow", reason="interop tests need TensorFlow (make test installs it)")
+
+RECORDS = [b"", b"\x00\xff" * 3, os.urandom(4096), b"z" * 300_000] + [os.urandom(i) for i in range(0, 200, 7)]
+COMPRESSIONS = ["", "GZIP", "ZLIB"]
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_parafeed_reads_tensorflow_files(tmp_path, compression):
+    path = str(tmp_path / "tf.tfrecord")
+    with tf.io.TFRecordWriter(path, options=tf.io.TFRecordOptions(compression_type=compression)) as w:
+        for r in RECORDS:
+            w.write(r)
+    assert list(pf.TFRecordDataset(path, compression_type=compression)) == RECORDS
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_tensorflow_reads_parafeed_files(tmp_path, compression):
+    path = str(tmp_path / "pf.tfrecord")
+    with TFRecordWriter(path, compression) as w:
+        for r in RECORDS:
+            w.write(r)
+    assert list(tf.data.TFRecordDataset(path, compression_type=compression).as_numpy_iterator()) == RECORDS
+
+
+def test_files_are_byte_identical_without_compression(tmp_path):
+    with tf.io.TFRecordWriter(str(tmp_path / "tf")) as w:
+        for r in RECORDS:
+            w.write(r)
+    with TFRecordWriter(str(tmp_path / "pf")) as w:
+        for r in RECORDS:
+            w.write(r)
+    assert (tmp_path / "tf").read_bytes() == (tmp_path / "pf").read_bytes()
+
+
+def test_multi_file_parallel_reads_match_tf_data(tmp_path):
+    paths = []
+    for i in range(4):
+        path = str(tmp_path / f"part-{i}")
+        with TFRecordWriter(path) as w:
+            for j in range(i * 3 + 1):
+                w.write(b"%d-%d" % (i, j))
+        paths.append(path)
+    for reads in [None, 1, 2, 3]:
+        expected = list(tf.data.TFRecordDataset(paths, num_parallel_reads=reads).as_numpy_iterator())
+        assert list(pf.TFRecordDataset(paths, num_parallel_reads=reads)) == expected, reads
