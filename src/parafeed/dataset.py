@@ -38,6 +38,21 @@ class DatasetIterator:
     def __next__(self) -> Any:
         raise NotImplementedError
 
+    def skip(self, n: int) -> int:
+        """Move past up to ``n`` elements without returning them; returns how many were skipped.
+
+        Steps that can skip cheaply (a TFRecord reader seeking with its index, ``map`` not running its function on
+        skipped elements) override this; the default takes them with ``next``.
+        """
+        done = 0
+        for _ in range(n):
+            try:
+                next(self)
+            except StopIteration:
+                break
+            done += 1
+        return done
+
     def close(self) -> None:
         """Release resources held by this iterator and its parents; idempotent."""
         for parent in self._parents:

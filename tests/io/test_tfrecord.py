@@ -146,3 +146,35 @@ def test_any_truncation_returns_the_complete_prefix_then_fails(tmp_path, records
     else:
         with pytest.raises(DataLossError, match="truncated"):
             next(it)
+
+
+def test_index_gives_random_access_and_is_cached_beside_the_file(tmp_path):
+    from parafeed.io.index import INDEX_SUFFIX, TFRecordIndex
+
+    records = [os.urandom(i * 13 % 500) for i in range(200)]
+    path = write(tmp_path / "f.tfrecord", records)
+    index = TFRecordIndex(path)
+    assert len(index) == 200
+    assert [index.read(i) for i in (0, 57, 199)] == [records[0], records[57], records[199]]
+    assert os.path.exists(path + INDEX_SUFFIX)
+    write(tmp_path / "f.tfrecord", records[:10])  # the file changes: the index is rebuilt
+    assert len(TFRecordIndex(path)) == 10
+
+
+@pytest.mark.parametrize("num_shards", [1, 2, 3, 7, 250])
+def test_sharding_by_seeking_equals_reading_everything(tmp_path, num_shards):
+    sizes = [i * 37 % 3000 for i in range(300)]
+    paths = [write(tmp_path / f"f{k}", [os.urandom(n) for n in sizes[k::3]]) for k in range(3)]
+    everything = list(pf.TFRecordDataset(paths))
+    for index in range(num_shards):
+        shard = list(pf.TFRecordDataset(paths).shard(num_shards, index))
+        assert shard == everything[index::num_shards]
+        skipped = list(pf.TFRecordDataset(paths).map(len).skip(101))
+        assert skipped == [len(r) for r in everything[101:]]
+
+
+def test_skip_through_damage_still_reports_it(tmp_path):
+    path = write(tmp_path / "f", [b"a" * 10, b"b" * 10, b"c" * 10, b"d" * 10])
+    flip(path, 26 + 16 + 3)  # inside the data of the second record ("b")
+    ds = pf.TFRecordDataset(path).shard(2, 1).ignore_errors()
+    assert list(ds) == [b"d" * 10] and ds.ignored.count == 1

@@ -18,6 +18,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
+import numpy as np
+
 from parafeed.dataset import DatasetIterator
 from parafeed.errors import DataLossError, InvalidArgumentError
 
@@ -31,6 +33,7 @@ _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
 _COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
 DEFAULT_BUFFER_SIZE = 1 << 20
+_FRAME_BATCH = 64  # records framed per call: few enough that skip() rarely wastes CRC work
 _RESYNC_WINDOW = 1 << 20  # bytes scanned for the next intact record header after a damaged one
 
 FRAME_OK, FRAME_BAD_LENGTH_CRC, FRAME_BAD_DATA_CRC = 0, 1, 2
@@ -170,6 +173,14 @@ class _Source:
         self._inflate = zlib.decompressobj(_wbits(compression)) if compression else None
         self._compressed_read = 0
 
+    @property
+    def seekable(self) -> bool:
+        return self._inflate is None
+
+    def seek(self, offset: int) -> None:
+        assert self._file is not None and self._inflate is None
+        self._file.seek(offset)
+
     def read(self, n: int) -> bytes:
         """Up to ``n`` more bytes (at least one unless the stream is over)."""
         if self._file is None:
@@ -228,7 +239,7 @@ class TFRecordFileReader(DatasetIterator):
             err, self._error = self._error, None
             raise err
         while True:
-            records, pos, status, bad_length = frame_records(self._buf, self._pos, self._crc)
+            records, pos, status, bad_length = frame_records(self._buf, self._pos, self._crc, _FRAME_BATCH)
             offset = self._base + pos
             self._pos = pos
             if status == FRAME_BAD_DATA_CRC:
@@ -253,6 +264,38 @@ class TFRecordFileReader(DatasetIterator):
                 "into a record"
             )
         raise StopIteration
+
+    def skip(self, n: int) -> int:
+        """Skip ``n`` records; in an uncompressed file, by seeking with the file's record index."""
+        done = 0
+        for _ in self._ready:
+            done += 1
+            if done == n:
+                return done
+        if self._error is not None or not self._source.seekable or (self._eof and not self._buf):
+            return done + super().skip(n - done)
+        from parafeed.io.index import record_offsets
+
+        try:
+            offsets = record_offsets(self.path)
+        except DataLossError:  # damage: read through it record by record, reporting it as usual
+            return done + super().skip(n - done)
+        here = self._base + self._pos
+        i = int(np.searchsorted(offsets, here))
+        if i >= len(offsets) or offsets[i] != here:
+            return done + super().skip(n - done)
+        target = i + n - done
+        if target >= len(offsets):
+            self._base, self._buf, self._pos = self._base + len(self._buf), b"", 0
+            self.close()
+            return done + len(offsets) - i
+        offset = int(offsets[target])
+        if offset < self._base + len(self._buf):
+            self._pos = offset - self._base
+        else:
+            self._source.seek(offset)
+            self._base, self._buf, self._pos, self._eof = offset, b"", 0, False
+        return n
 
     def _read_more(self, keep: bool = False) -> bool:
         """Append more of the stream to the buffer (dropping consumed bytes unless ``keep``); False at its end."""

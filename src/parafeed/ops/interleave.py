@@ -87,6 +87,23 @@ class _FlatMapIterator(DatasetIterator):
             self._current = self._ds._open(element, self._inputs)._make_iterator()
             self._inputs += 1
 
+    def skip(self, n: int) -> int:
+        done = 0
+        while done < n:
+            if self._current is None:
+                try:
+                    element = next(self._parent)
+                except StopIteration:
+                    break
+                self._current = self._ds._open(element, self._inputs)._make_iterator()
+                self._inputs += 1
+            got = self._current.skip(n - done)
+            done += got
+            if done < n:
+                self._current.close()
+                self._current = None
+        return done
+
     def close(self) -> None:
         if self._current is not None:
             self._current.close()

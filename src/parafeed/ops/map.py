@@ -55,3 +55,8 @@ class _MapIterator(DatasetIterator):
             raise user_error(err, "map()", self._fn, self._index)
         self._index += 1
         return y if type(y) in SCALAR_TYPES else to_result(y, self._what)
+
+    def skip(self, n: int) -> int:
+        done = self._parent.skip(n)  # skipped elements are not mapped: their results would be dropped anyway
+        self._index += done
+        return done

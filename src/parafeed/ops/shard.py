@@ -39,8 +39,11 @@ class _ShardIterator(DatasetIterator):
         self._to_skip = index  # elements to drop before the next one to return
 
     def __next__(self) -> Any:
-        parent = self._parent
-        for _ in range(self._to_skip):
-            next(parent)
+        if self._to_skip:
+            skipped = self._parent.skip(self._to_skip)
+            if skipped < self._to_skip:
+                self._to_skip -= skipped
+                raise StopIteration
+        x = next(self._parent)
         self._to_skip = self._num_shards - 1
-        return next(parent)
+        return x

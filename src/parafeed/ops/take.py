@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from parafeed.arguments import count_arg
@@ -72,7 +71,8 @@ class _SkipIterator(DatasetIterator):
                 for _ in self._parent:
                     pass
             else:
-                for _ in islice(self._parent, self._to_skip):
-                    pass
+                self._to_skip -= self._parent.skip(self._to_skip)
+                if self._to_skip:
+                    raise StopIteration
             self._to_skip = 0
         return next(self._parent)

@@ -1,0 +1,119 @@
+"""Record indexes of TFRecord files: the byte offset of every record, for random access and exact sharding.
+
+An index is built once by walking the record headers (checking each length CRC) and cached in memory and, when the
+directory is writable, beside the file as ``<file>.pfindex``; a cached index is used only while the file's size and
+modification time are unchanged. Compressed files cannot be indexed (their records cannot be reached by seeking).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import threading
+import zlib
+
+import numpy as np
+
+from parafeed.errors import DataLossError
+from parafeed.io.tfrecord import _HEADER, _U32, _crc32c, mask
+
+INDEX_SUFFIX = ".pfindex"
+_MAGIC = b"PFINDEX1"
+_META = struct.Struct("<QqQ")  # file size, mtime_ns, record count
+_memory: dict[tuple[str, int, int], np.ndarray] = {}
+_lock = threading.Lock()
+
+
+class TFRecordIndex:
+    """The offsets of the records of one uncompressed TFRecord file.
+
+    Example:
+        >>> index = pf.io.TFRecordIndex("train-0.tfrecord")
+        >>> len(index), index.read(17)[:4]
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self.offsets = record_offsets(self.path)
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def read(self, i: int) -> bytes:
+        """Record ``i``, with both CRCs checked."""
+        offset = int(self.offsets[i])
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            header = f.read(12)
+            (length, _) = _HEADER.unpack(header)
+            data = f.read(length + 4)
+        crc = _crc32c()
+        if len(data) < length + 4 or mask(crc(data[:length])) != _U32.unpack_from(data, length)[0]:
+            raise DataLossError(f"TFRecordIndex: {self.path}: record {i} at byte offset {offset} is corrupted")
+        return data[:length]
+
+
+def record_offsets(path: str) -> np.ndarray:
+    """The start offset of every record in ``path`` (int64), from a cache when it is fresh."""
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    with _lock:
+        cached = _memory.get(key)
+    if cached is not None:
+        return cached
+    offsets = _load(path + INDEX_SUFFIX, st.st_size, st.st_mtime_ns)
+    if offsets is None:
+        offsets = _scan(path, st.st_size)
+        _save(path + INDEX_SUFFIX, st.st_size, st.st_mtime_ns, offsets)
+    offsets.flags.writeable = False
+    with _lock:
+        _memory[key] = offsets
+    return offsets
+
+
+def _scan(path: str, size: int) -> np.ndarray:
+    crc = _crc32c()
+    offsets = []
+    with open(path, "rb") as f:
+        pos = 0
+        while pos < size:
+            header = f.read(12)
+            if len(header) < 12:
+                raise DataLossError(f"TFRecordIndex: {path}: truncated record header at byte offset {pos}")
+            length, length_crc = _HEADER.unpack(header)
+            if mask(crc(header[:8])) != length_crc:
+                raise DataLossError(f"TFRecordIndex: {path}: corrupted record at byte offset {pos}: bad length CRC")
+            if pos + 16 + length > size:
+                raise DataLossError(f"TFRecordIndex: {path}: truncated record at byte offset {pos}")
+            offsets.append(pos)
+            pos += 16 + length
+            f.seek(pos)
+    return np.array(offsets, dtype=np.int64)
+
+
+def _load(index_path: str, size: int, mtime_ns: int) -> np.ndarray | None:
+    try:
+        with open(index_path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    head = len(_MAGIC) + _META.size
+    if len(data) < head + 4 or not data.startswith(_MAGIC) or zlib.crc32(data[:-4]) != _U32.unpack(data[-4:])[0]:
+        return None
+    file_size, file_mtime, count = _META.unpack_from(data, len(_MAGIC))
+    if (file_size, file_mtime) != (size, mtime_ns) or len(data) != head + 8 * count + 4:
+        return None
+    return np.frombuffer(data, "<i8", count, head).astype(np.int64)
+
+
+def _save(index_path: str, size: int, mtime_ns: int, offsets: np.ndarray) -> None:
+    body = _MAGIC + _META.pack(size, mtime_ns, len(offsets)) + offsets.astype("<i8").tobytes()
+    tmp = f"{index_path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(body + _U32.pack(zlib.crc32(body)))
+        os.replace(tmp, index_path)
+    except OSError:  # a read-only directory: the in-memory cache still serves this process
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
