@@ -10,6 +10,7 @@ Example:
 from parafeed import errors, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.readers import TFRecordDataset
+from parafeed.sparse import SparseTensor
 from parafeed.structure import DatasetSpec, TensorSpec
 
 INFINITE_CARDINALITY = INFINITE
@@ -26,6 +27,7 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "DatasetSpec",
+    "SparseTensor",
     "TFRecordDataset",
     "TensorSpec",
     "errors",

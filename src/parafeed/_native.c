@@ -5,7 +5,7 @@
  *                google_crc32c.value) and this code only calls it and applies TFRecord's mask.
  * decode_examples decodes the wire format of serialized tf.train.Example messages for a fixed set of feature keys,
  *                into per-key value counts and values. Anything unusual (duplicated sub-messages that protobuf
- *                would merge, an empty Feature, groups, malformed bytes) makes it return None, and the caller then
+ *                would merge, groups, malformed bytes) makes it return None, and the caller then
  *                decodes that batch with protobuf, which defines the semantics.
  *
  * Both functions hold the GIL and keep no state between calls.
@@ -140,6 +140,15 @@ static int read_varint(Reader *r, uint64_t *out) {
     return -1;
 }
 
+/* Reads a field tag; field numbers 0 and above 2^29 - 1 are malformed, as protobuf says. */
+static int read_tag(Reader *r, int *field, int *wt) {
+    uint64_t tag;
+    if (read_varint(r, &tag) < 0 || tag > 0xffffffffu || (tag >> 3) == 0) return -1;
+    *field = (int)(tag >> 3);
+    *wt = (int)(tag & 7);
+    return 0;
+}
+
 /* Reads a length-delimited payload into *sub. */
 static int read_bytes(Reader *r, Reader *sub) {
     uint64_t n;
@@ -202,68 +211,89 @@ typedef struct {
     int present;
 } Column;
 
-/* Decodes one list message (the payload of bytes_list / float_list / int64_list) into the column. */
-static int decode_list(Column *c, Reader *list, int64_t *count) {
+/* Walks one list message (the payload of bytes_list / float_list / int64_list) of the given kind, checking it as
+ * protobuf would; with a column, appends its values there and counts them in *count. */
+static int decode_list(int kind, Column *c, Reader *list, int64_t *count) {
     while (list->p < list->end) {
-        uint64_t tag;
-        if (read_varint(list, &tag) < 0) return DECODE_SLOW;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
+        int field, wt;
+        if (read_tag(list, &field, &wt) < 0) return DECODE_SLOW;
         if (field != 1) {
             if (skip_field(list, wt) < 0) return DECODE_SLOW;
             continue;
         }
-        if (c->kind == KIND_BYTES) {
+        if (kind == KIND_BYTES) {
             Reader s;
             if (wt != 2 || read_bytes(list, &s) < 0) return DECODE_SLOW;
-            PyObject *b = PyBytes_FromStringAndSize((const char *)s.p, s.end - s.p);
-            if (b == NULL) return DECODE_ERROR;
-            int rc = PyList_Append(c->bytes, b);
-            Py_DECREF(b);
-            if (rc < 0) return DECODE_ERROR;
-            (*count)++;
-        } else if (c->kind == KIND_FLOAT) {
+            if (c != NULL) {
+                PyObject *b = PyBytes_FromStringAndSize((const char *)s.p, s.end - s.p);
+                if (b == NULL) return DECODE_ERROR;
+                int rc = PyList_Append(c->bytes, b);
+                Py_DECREF(b);
+                if (rc < 0) return DECODE_ERROR;
+                (*count)++;
+            }
+        } else if (kind == KIND_FLOAT) {
+            const unsigned char *p;
+            Py_ssize_t n;
             if (wt == 2) {
                 Reader s;
                 if (read_bytes(list, &s) < 0 || (s.end - s.p) % 4) return DECODE_SLOW;
-                Py_ssize_t n = s.end - s.p;
-                if (buf_reserve(&c->numbers, n) < 0) return DECODE_ERROR;
-                memcpy(c->numbers.data + c->numbers.len, s.p, n); /* little-endian float32, as on the wire */
-                c->numbers.len += n;
-                *count += n / 4;
+                p = s.p;
+                n = s.end - s.p;
             } else if (wt == 5) {
                 if (list->end - list->p < 4) return DECODE_SLOW;
-                if (buf_reserve(&c->numbers, 4) < 0) return DECODE_ERROR;
-                memcpy(c->numbers.data + c->numbers.len, list->p, 4);
-                c->numbers.len += 4;
+                p = list->p;
+                n = 4;
                 list->p += 4;
-                (*count)++;
             } else {
                 return DECODE_SLOW;
             }
+            if (c != NULL) {
+                if (buf_reserve(&c->numbers, n) < 0) return DECODE_ERROR;
+                memcpy(c->numbers.data + c->numbers.len, p, n); /* little-endian float32, as on the wire */
+                c->numbers.len += n;
+                *count += n / 4;
+            }
         } else {
+            Reader s, one = *list;
             if (wt == 2) {
-                Reader s;
                 if (read_bytes(list, &s) < 0) return DECODE_SLOW;
-                while (s.p < s.end) {
-                    uint64_t v;
-                    if (read_varint(&s, &v) < 0) return DECODE_SLOW;
+            } else if (wt == 0) {
+                uint64_t v;
+                if (read_varint(list, &v) < 0) return DECODE_SLOW;
+                s.p = one.p; /* the single varint just read */
+                s.end = list->p;
+            } else {
+                return DECODE_SLOW;
+            }
+            while (s.p < s.end) {
+                uint64_t v;
+                if (read_varint(&s, &v) < 0) return DECODE_SLOW;
+                if (c != NULL) {
                     if (buf_reserve(&c->numbers, 8) < 0) return DECODE_ERROR;
                     int64_t x = (int64_t)v;
                     memcpy(c->numbers.data + c->numbers.len, &x, 8);
                     c->numbers.len += 8;
                     (*count)++;
                 }
-            } else if (wt == 0) {
-                uint64_t v;
-                if (read_varint(list, &v) < 0) return DECODE_SLOW;
-                if (buf_reserve(&c->numbers, 8) < 0) return DECODE_ERROR;
-                int64_t x = (int64_t)v;
-                memcpy(c->numbers.data + c->numbers.len, &x, 8);
-                c->numbers.len += 8;
-                (*count)++;
-            } else {
-                return DECODE_SLOW;
             }
+        }
+    }
+    return DECODE_OK;
+}
+
+/* Splits a Feature message into its list kind (-1 when no list is set) and the list's payload. */
+static int split_feature(Reader f, int *kind, Reader *list) {
+    *kind = -1;
+    while (f.p < f.end) {
+        int field, wt;
+        if (read_tag(&f, &field, &wt) < 0) return DECODE_SLOW;
+        if (field >= 1 && field <= 3) {
+            if (wt != 2 || *kind != -1) return DECODE_SLOW; /* oneof set twice: protobuf's merge rules apply */
+            if (read_bytes(&f, list) < 0) return DECODE_SLOW;
+            *kind = field - 1;
+        } else if (skip_field(&f, wt) < 0) {
+            return DECODE_SLOW;
         }
     }
     return DECODE_OK;
@@ -271,28 +301,16 @@ static int decode_list(Column *c, Reader *list, int64_t *count) {
 
 /* Decodes the Feature span of a column for one example, appending its count. */
 static int decode_feature(Column *c) {
-    int64_t count = -1;
+    int64_t count = -1; /* an absent or empty Feature counts as missing, as in tf.io.parse_example */
     if (c->present) {
-        Reader f = c->span, list = {0, 0};
-        int kind = -1;
-        while (f.p < f.end) {
-            uint64_t tag;
-            if (read_varint(&f, &tag) < 0) return DECODE_SLOW;
-            int field = (int)(tag >> 3), wt = (int)(tag & 7);
-            if (field >= 1 && field <= 3 && wt == 2) {
-                if (kind != -1) return DECODE_SLOW; /* oneof set twice: protobuf's merge rules apply */
-                if (read_bytes(&f, &list) < 0) return DECODE_SLOW;
-                kind = field - 1;
-            } else if (skip_field(&f, wt) < 0) {
-                return DECODE_SLOW;
-            }
-        }
-        if (kind == -1) return DECODE_SLOW; /* an empty Feature */
-        if (kind != c->kind) {
+        Reader list;
+        int kind, rc = split_feature(c->span, &kind, &list);
+        if (rc != DECODE_OK) return rc;
+        if (kind != -1 && kind != c->kind) {
             count = -2;
-        } else {
+        } else if (kind != -1) {
             count = 0;
-            int rc = decode_list(c, &list, &count);
+            rc = decode_list(kind, c, &list, &count);
             if (rc != DECODE_OK) return rc;
         }
     }
@@ -302,46 +320,69 @@ static int decode_feature(Column *c) {
     return DECODE_OK;
 }
 
+/* Whether p[0:n] is well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF). */
+static int valid_utf8(const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+        if (len == 0 || c > 0xf4 || i + len > n) return 0;
+        for (int k = 1; k < len; k++)
+            if ((p[i + k] & 0xc0) != 0x80) return 0;
+        if (len == 3 && ((c == 0xe0 && p[i + 1] < 0xa0) || (c == 0xed && p[i + 1] >= 0xa0))) return 0;
+        if (len == 4 && ((c == 0xf0 && p[i + 1] < 0x90) || (c == 0xf4 && p[i + 1] >= 0x90))) return 0;
+        i += len;
+    }
+    return 1;
+}
+
 /* Finds the Feature of every wanted key in one serialized Example. */
 static int scan_example(Column *cols, Py_ssize_t ncols, Reader ex) {
     for (Py_ssize_t j = 0; j < ncols; j++) cols[j].present = 0;
     int seen_features = 0;
     while (ex.p < ex.end) {
-        uint64_t tag;
-        if (read_varint(&ex, &tag) < 0) return DECODE_SLOW;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
-        if (field != 1 || wt != 2) {
+        int field, wt;
+        if (read_tag(&ex, &field, &wt) < 0) return DECODE_SLOW;
+        if (field != 1) {
             if (skip_field(&ex, wt) < 0) return DECODE_SLOW;
             continue;
         }
-        if (seen_features++) return DECODE_SLOW; /* protobuf would merge two Features messages */
+        if (wt != 2 || seen_features++) return DECODE_SLOW; /* protobuf would merge two Features messages */
         Reader features;
         if (read_bytes(&ex, &features) < 0) return DECODE_SLOW;
         while (features.p < features.end) {
-            if (read_varint(&features, &tag) < 0) return DECODE_SLOW;
-            field = (int)(tag >> 3);
-            wt = (int)(tag & 7);
-            if (field != 1 || wt != 2) {
+            if (read_tag(&features, &field, &wt) < 0) return DECODE_SLOW;
+            if (field != 1) {
                 if (skip_field(&features, wt) < 0) return DECODE_SLOW;
                 continue;
             }
+            if (wt != 2) return DECODE_SLOW; /* a known field with another wire type: protobuf decides */
             Reader entry, key = {0, 0}, value = {0, 0};
             int have_key = 0, have_value = 0;
             if (read_bytes(&features, &entry) < 0) return DECODE_SLOW;
             while (entry.p < entry.end) {
-                if (read_varint(&entry, &tag) < 0) return DECODE_SLOW;
-                field = (int)(tag >> 3);
-                wt = (int)(tag & 7);
-                if (field == 1 && wt == 2) {
-                    if (have_key++ || read_bytes(&entry, &key) < 0) return DECODE_SLOW;
-                } else if (field == 2 && wt == 2) {
-                    if (have_value++ || read_bytes(&entry, &value) < 0) return DECODE_SLOW;
-                } else if (skip_field(&entry, wt) < 0) {
-                    return DECODE_SLOW;
+                if (read_tag(&entry, &field, &wt) < 0) return DECODE_SLOW;
+                if (field == 1 || field == 2) {
+                    if (wt != 2) return DECODE_SLOW;
+                    if (field == 1 ? (have_key++ || read_bytes(&entry, &key) < 0)
+                                   : (have_value++ || read_bytes(&entry, &value) < 0))
+                        return DECODE_SLOW;
+                } else {
+                    return DECODE_SLOW; /* protobuf keeps such an entry out of the map, as an unknown field */
                 }
             }
             if (!have_value) return DECODE_SLOW; /* an entry without a Feature */
             Py_ssize_t klen = key.end - key.p;
+            if (!valid_utf8(key.p, klen)) return DECODE_SLOW; /* protobuf refuses non-UTF-8 string fields */
+            /* every Feature must be well formed, wanted or not, or protobuf would refuse the whole Example */
+            Reader list;
+            int kind, rc = split_feature(value, &kind, &list);
+            if (rc == DECODE_OK && kind != -1) rc = decode_list(kind, NULL, &list, NULL);
+            if (rc != DECODE_OK) return rc;
             for (Py_ssize_t j = 0; j < ncols; j++) {
                 if (cols[j].key_len == klen && memcmp(cols[j].key, key.p, klen) == 0) {
                     cols[j].span = value; /* a later entry for the same key wins, as in protobuf maps */

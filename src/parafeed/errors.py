@@ -20,6 +20,10 @@ class ElementTypeError(ParafeedError, TypeError):
     """An element or a function result has the wrong structure or dtype for the step."""
 
 
+class ParseError(InvalidArgumentError):
+    """Serialized data (a tf.train.Example, a CSV line) cannot be parsed as the given features."""
+
+
 class DataLossError(ParafeedError, ValueError):
     """Stored data is corrupt or truncated (bad checksum, short read, unfinished file)."""
 
