@@ -294,8 +294,12 @@ def parse_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any
     out: dict[str, Any] = {}
     for key, column in zip(keys, columns):
         spec = specs[key]
-        values, size = column.values, getattr(spec, "size", -1)
-        if len(values) == size * len(batch) and (column.counts == size).all():
+        values = column.values
+        if (
+            type(spec) is FixedLenFeature
+            and len(values) == spec.size * len(batch)
+            and (column.counts == spec.size).all()
+        ):
             out[key] = values.reshape((len(batch), *spec.shape))  # a FixedLenFeature present everywhere
             continue
         _check_types(key, spec, column, batch)
