@@ -9,7 +9,7 @@ Example:
 
 from parafeed import errors, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
-from parafeed.readers import TFRecordDataset
+from parafeed.readers import CsvDataset, TextLineDataset, TFRecordDataset
 from parafeed.sparse import SparseTensor
 from parafeed.structure import DatasetSpec, TensorSpec
 
@@ -24,12 +24,14 @@ __all__ = [
     "INFINITE_CARDINALITY",
     "UNKNOWN",
     "UNKNOWN_CARDINALITY",
+    "CsvDataset",
     "Dataset",
     "DatasetIterator",
     "DatasetSpec",
     "SparseTensor",
     "TFRecordDataset",
     "TensorSpec",
+    "TextLineDataset",
     "errors",
     "io",
 ]

@@ -16,12 +16,13 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
 from parafeed.dataset import DatasetIterator
 from parafeed.errors import DataLossError, InvalidArgumentError
+from parafeed.io.streams import ByteStream, compression_type_of, wbits
 
 try:
     from parafeed import _native
@@ -31,7 +32,6 @@ except ImportError:  # built without a C compiler: the Python framing below give
 _MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
-_COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
 DEFAULT_BUFFER_SIZE = 1 << 20
 _FRAME_BATCH = 64  # records framed per call: few enough that skip() rarely wastes CRC work
 _RESYNC_WINDOW = 1 << 20  # bytes scanned for the next intact record header after a damaged one
@@ -67,23 +67,6 @@ class TFRecordOptions:
         self.compression_level = -1 if compression_level is None else compression_level
 
 
-def compression_type_of(value: Any) -> str:
-    """The compression name ("", "GZIP" or "ZLIB") from a string, ``None`` or :class:`TFRecordOptions`."""
-    if isinstance(value, TFRecordOptions):
-        return value.compression_type
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        value = value.decode()
-    if not isinstance(value, str) or value.upper() not in _COMPRESSIONS:
-        raise InvalidArgumentError(f"compression_type must be None, '', 'GZIP' or 'ZLIB', got {value!r}")
-    return _COMPRESSIONS[value.upper()]
-
-
-def _wbits(compression: str) -> int:
-    return 16 + zlib.MAX_WBITS if compression == "GZIP" else zlib.MAX_WBITS
-
-
 class TFRecordWriter:
     """Writes records to a TFRecord file (like ``tf.io.TFRecordWriter``).
 
@@ -98,7 +81,7 @@ class TFRecordWriter:
         self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115 (closed in close())
         self._compressor = None
         if opts.compression_type:
-            self._compressor = zlib.compressobj(opts.compression_level, zlib.DEFLATED, _wbits(opts.compression_type))
+            self._compressor = zlib.compressobj(opts.compression_level, zlib.DEFLATED, wbits(opts.compression_type))
         self._crc = _crc32c()
 
     def write(self, record: bytes) -> None:
@@ -161,57 +144,6 @@ def frame_records(buf: bytes, pos: int, crc: Callable | None, max_records: int =
     return _frame_python(buf, pos, crc, max_records)
 
 
-class _Source:
-    """The uncompressed byte stream of a TFRecord file."""
-
-    def __init__(self, path: str, compression: str):
-        self.path = path
-        try:
-            self._file: BinaryIO | None = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
-        except OSError as err:
-            raise type(err)(err.errno, f"TFRecordDataset: cannot open {path}: {err.strerror}") from None
-        self._inflate = zlib.decompressobj(_wbits(compression)) if compression else None
-        self._compressed_read = 0
-
-    @property
-    def seekable(self) -> bool:
-        return self._inflate is None
-
-    def seek(self, offset: int) -> None:
-        assert self._file is not None and self._inflate is None
-        self._file.seek(offset)
-
-    def read(self, n: int) -> bytes:
-        """Up to ``n`` more bytes (at least one unless the stream is over)."""
-        if self._file is None:
-            return b""
-        if self._inflate is None:
-            return self._file.read(n)
-        out = b""
-        while not out and not self._inflate.eof:
-            raw = self._inflate.unconsumed_tail or self._file.read(n)
-            if not raw:
-                raise DataLossError(
-                    f"TFRecordDataset: {self.path}: the compressed stream ends early (after "
-                    f"{self._compressed_read} compressed bytes); the file is truncated"
-                )
-            try:
-                out = self._inflate.decompress(raw, n)
-            except zlib.error as err:
-                raise DataLossError(
-                    f"TFRecordDataset: {self.path}: corrupt compressed data near compressed byte offset "
-                    f"{self._compressed_read}: {err}"
-                ) from None
-            if raw is not self._inflate.unconsumed_tail:
-                self._compressed_read += len(raw) - len(self._inflate.unconsumed_tail)
-        return out
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
 class TFRecordFileReader(DatasetIterator):
     """Iterates the records of one TFRecord file.
 
@@ -222,7 +154,7 @@ class TFRecordFileReader(DatasetIterator):
     def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE, verify: bool = True):
         super().__init__()
         self.path = path
-        self._source = _Source(path, compression)
+        self._source = ByteStream(path, compression, "TFRecordDataset")
         self._chunk = buffer_size
         self._crc = _crc32c() if verify else None
         self._buf = b""

@@ -1,0 +1,80 @@
+"""Reading the bytes of a file that may be GZIP- or ZLIB-compressed (one stream per file, as TensorFlow writes)."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, BinaryIO
+
+from parafeed.errors import DataLossError, InvalidArgumentError
+
+_COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
+
+
+def compression_type_of(value: Any) -> str:
+    """The compression name ("", "GZIP" or "ZLIB") from a string, ``None`` or an options object."""
+    if hasattr(value, "compression_type"):
+        return value.compression_type
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        value = value.decode()
+    if not isinstance(value, str) or value.upper() not in _COMPRESSIONS:
+        raise InvalidArgumentError(f"compression_type must be None, '', 'GZIP' or 'ZLIB', got {value!r}")
+    return _COMPRESSIONS[value.upper()]
+
+
+def wbits(compression: str) -> int:
+    """zlib's window-bits argument for a GZIP or ZLIB stream."""
+    return 16 + zlib.MAX_WBITS if compression == "GZIP" else zlib.MAX_WBITS
+
+
+class ByteStream:
+    """The uncompressed bytes of a file, optionally inside one GZIP or ZLIB stream; ``step`` names it in errors."""
+
+    def __init__(self, path: str, compression: str, step: str):
+        self.path = path
+        self._step = step
+        try:
+            self._file: BinaryIO | None = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
+        except OSError as err:
+            raise type(err)(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
+        self._inflate = zlib.decompressobj(wbits(compression)) if compression else None
+        self._compressed_read = 0
+
+    @property
+    def seekable(self) -> bool:
+        return self._inflate is None
+
+    def seek(self, offset: int) -> None:
+        assert self._file is not None and self._inflate is None
+        self._file.seek(offset)
+
+    def read(self, n: int) -> bytes:
+        """Up to ``n`` more bytes (at least one unless the stream is over)."""
+        if self._file is None:
+            return b""
+        if self._inflate is None:
+            return self._file.read(n)
+        out = b""
+        while not out and not self._inflate.eof:
+            raw = self._inflate.unconsumed_tail or self._file.read(n)
+            if not raw:
+                raise DataLossError(
+                    f"{self._step}: {self.path}: the compressed stream ends early (after "
+                    f"{self._compressed_read} compressed bytes); the file is truncated"
+                )
+            try:
+                out = self._inflate.decompress(raw, n)
+            except zlib.error as err:
+                raise DataLossError(
+                    f"{self._step}: {self.path}: corrupt compressed data near compressed byte offset "
+                    f"{self._compressed_read}: {err}"
+                ) from None
+            if raw is not self._inflate.unconsumed_tail:
+                self._compressed_read += len(raw) - len(self._inflate.unconsumed_tail)
+        return out
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

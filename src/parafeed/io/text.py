@@ -1,0 +1,194 @@
+"""Text files: lines (``TextLineDataset``) and CSV records (``CsvDataset``) with tf.data's semantics.
+
+Lines are split on ``\\n`` with a trailing ``\\r`` removed, as tf.data does. CSV parsing uses Python's C ``csv``
+module; fields are converted with the column types of ``record_defaults`` and errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from parafeed.dataset import DatasetIterator
+from parafeed.elements import to_leaf
+from parafeed.errors import InvalidArgumentError, ParseError
+from parafeed.io.streams import ByteStream
+from parafeed.structure import STRING, as_dtype, dtype_name
+
+DEFAULT_BUFFER_SIZE = 256 << 10
+_CSV_TYPES = {np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64), STRING}
+
+
+class TextLineReader(DatasetIterator):
+    """The lines of one text file as ``bytes``, without their line endings."""
+
+    def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE):
+        super().__init__()
+        self._stream = ByteStream(path, compression, "TextLineDataset")
+        self._chunk = buffer_size
+        self._lines: Iterator[bytes] = iter(())
+        self._rest = b""
+        self._done = False
+
+    def __next__(self) -> bytes:
+        for line in self._lines:
+            return line
+        while not self._done:
+            data = self._stream.read(self._chunk)
+            if not data:
+                self._done = True
+                self.close()
+                if self._rest:
+                    last, self._rest = self._rest, b""
+                    return last[:-1] if last.endswith(b"\r") else last
+                break
+            parts = (self._rest + data).split(b"\n")
+            self._rest = parts.pop()
+            if parts:
+                self._lines = iter([p[:-1] if p.endswith(b"\r") else p for p in parts])
+                return next(self._lines)
+        raise StopIteration
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _text_lines(stream: ByteStream, chunk: int) -> Iterator[str]:
+    """Decoded lines with their endings (csv needs them to see newlines inside quotes)."""
+    decode = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape").decode
+    rest = ""
+    while data := stream.read(chunk):
+        lines = (rest + decode(data)).splitlines(keepends=True)
+        rest = lines.pop() if lines and not lines[-1].endswith(("\n", "\r")) else ""
+        yield from lines
+    rest += decode(b"", final=True)
+    if rest:
+        yield rest
+
+
+class CsvColumns:
+    """The validated column layout of a CsvDataset: per selected column, its dtype and default (None: required)."""
+
+    def __init__(self, record_defaults: list, select_cols: list[int] | None, field_delim: str, na_value: str):
+        if not isinstance(record_defaults, (list, tuple)) or not record_defaults:
+            raise InvalidArgumentError("CsvDataset: `record_defaults` must be a non-empty list, one item per column")
+        self.dtypes: list[np.dtype] = []
+        self.defaults: list[Any] = []
+        for i, item in enumerate(record_defaults):
+            dtype, default = _column(i, item)
+            self.dtypes.append(dtype)
+            self.defaults.append(default)
+        if select_cols is not None:
+            cols = [int(c) for c in select_cols]
+            if cols != sorted(set(cols)) or (cols and cols[0] < 0):
+                raise InvalidArgumentError(f"CsvDataset: `select_cols` must be increasing and >= 0, got {select_cols}")
+            if len(cols) != len(self.dtypes):
+                raise InvalidArgumentError(
+                    f"CsvDataset: `record_defaults` has {len(self.dtypes)} items but `select_cols` selects {len(cols)}"
+                )
+        self.select = None if select_cols is None else [int(c) for c in select_cols]
+        if not isinstance(field_delim, str) or len(field_delim) != 1:
+            raise InvalidArgumentError(f"CsvDataset: `field_delim` must be one character, got {field_delim!r}")
+        self.field_delim = field_delim
+        self.na_value = na_value
+
+    @property
+    def spec(self) -> tuple:
+        from parafeed.structure import TensorSpec
+
+        return tuple(TensorSpec((), d) for d in self.dtypes)
+
+
+def _column(i: int, item: Any) -> tuple[np.dtype, Any]:
+    """(dtype, default or None) of one record_defaults item: a dtype means required, a value gives the default."""
+    is_dtype = isinstance(item, (type, np.dtype)) or hasattr(item, "as_numpy_dtype")
+    if is_dtype:
+        dtype, default = as_dtype(item), None
+    elif isinstance(item, (list, np.ndarray)) and np.size(item) == 0:  # an empty tensor: required
+        dtype, default = as_dtype(np.asarray(item).dtype if isinstance(item, np.ndarray) else np.float32), None
+    else:
+        leaf = to_leaf(item.numpy() if hasattr(item, "numpy") else item, f"CsvDataset: record_defaults[{i}]")
+        dtype = STRING if isinstance(leaf, bytes) else leaf.dtype
+        default = leaf
+    if dtype not in _CSV_TYPES:
+        raise InvalidArgumentError(
+            f"CsvDataset: record_defaults[{i}] has type {dtype_name(dtype)}; columns may be int32, int64, float32, "
+            "float64 or string"
+        )
+    return dtype, default
+
+
+class CsvReader(DatasetIterator):
+    """The records of one CSV file as tuples of NumPy scalars / bytes."""
+
+    def __init__(self, path: str, columns: CsvColumns, compression: str, buffer_size: int, header: bool,
+                 use_quote_delim: bool) -> None:  # fmt: skip
+        super().__init__()
+        self._path = path
+        self._stream = ByteStream(path, compression, "CsvDataset")
+        self._columns = columns
+        quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+        self._reader = csv.reader(
+            _text_lines(self._stream, buffer_size), delimiter=columns.field_delim, quotechar='"',
+            doublequote=True, quoting=quoting, strict=True,
+        )  # fmt: skip
+        self._skip_header = header
+        self._width = len(columns.dtypes) if columns.select is None else None
+        self._needed = len(columns.dtypes) if columns.select is None else columns.select[-1] + 1
+
+    def __next__(self) -> tuple:
+        try:
+            if self._skip_header:
+                self._skip_header = False
+                next(self._reader)
+            fields = next(self._reader) or [""]
+        except csv.Error as err:
+            raise ParseError(f"CsvDataset: {self._path}:{self._reader.line_num}: malformed CSV: {err}") from None
+        except StopIteration:
+            self.close()
+            raise
+        line = self._reader.line_num
+        n = len(fields)
+        if n < self._needed or (self._width is not None and n > self._width):
+            raise ParseError(
+                f"CsvDataset: {self._path}:{line}: expected {self._width or f'at least {self._needed}'} fields but "
+                f"found {n}; check `field_delim`, quoting and `select_cols`"
+            )
+        if self._columns.select is not None:
+            fields = [fields[c] for c in self._columns.select]
+        return tuple(self._convert(i, field, line) for i, field in enumerate(fields))
+
+    def _convert(self, i: int, field: str, line: int) -> Any:
+        cols = self._columns
+        if field == "" or field == cols.na_value:
+            default = cols.defaults[i]
+            if default is None:
+                raise ParseError(
+                    f"CsvDataset: {self._path}:{line}: field {i} is required but missing; give a default value in "
+                    "`record_defaults` to allow empty fields"
+                )
+            return default
+        dtype = cols.dtypes[i]
+        if dtype == STRING:
+            return field.encode("utf-8", "surrogateescape")
+        try:
+            value = int(field) if dtype.kind == "i" else float(field)
+            return dtype.type(value) if dtype.kind == "f" else _fit(value, dtype)
+        except (ValueError, OverflowError):
+            raise ParseError(
+                f"CsvDataset: {self._path}:{line}: field {i} is not a valid {dtype_name(dtype)}: {field!r}"
+            ) from None
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _fit(value: int, dtype: np.dtype) -> Any:
+    info = np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise OverflowError
+    return dtype.type(value)
