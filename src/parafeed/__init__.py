@@ -7,7 +7,7 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import errors, io
+from parafeed import errors, image, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.readers import CsvDataset, TextLineDataset, TFRecordDataset
 from parafeed.sparse import SparseTensor
@@ -33,5 +33,6 @@ __all__ = [
     "TensorSpec",
     "TextLineDataset",
     "errors",
+    "image",
     "io",
 ]

@@ -152,7 +152,8 @@ class Dataset:
         return self._make_iterator()
 
     def __repr__(self) -> str:
-        spec = "" if self._spec is _UNSET else f" element_spec={self._spec!r}"
+        spec = getattr(self, "_spec", _UNSET)
+        spec = "" if spec is _UNSET else f" element_spec={spec!r}"
         return f"<{type(self).__name__}{spec}>"
 
     # ------------------------------------------------------------------ sources
