@@ -2,6 +2,7 @@
 
 import os
 
+import numpy as np
 import pytest
 
 import parafeed as pf
@@ -52,3 +53,20 @@ def test_multi_file_parallel_reads_match_tf_data(tmp_path):
     for reads in [None, 1, 2, 3]:
         expected = list(tf.data.TFRecordDataset(paths, num_parallel_reads=reads).as_numpy_iterator())
         assert list(pf.TFRecordDataset(paths, num_parallel_reads=reads)) == expected, reads
+
+
+def test_tensorflow_reads_converted_image_shards(tmp_path):
+    from parafeed.convert import convert, manifest_files
+    from tests.test_convert import make_images
+
+    make_images(tmp_path / "src", [3, 4])
+    m = convert(str(tmp_path / "src"), str(tmp_path / "out"), 2, workers=1).manifest
+    m["_dir"] = str(tmp_path / "out")
+    spec = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+    ds = tf.data.TFRecordDataset(manifest_files(m)).map(lambda r: tf.io.parse_single_example(r, spec))
+    decoded = [(tf.io.decode_image(e["image"]).numpy(), int(e["label"])) for e in ds]
+    pf_spec = {"image": pf.io.FixedLenFeature([], "string"), "label": pf.io.FixedLenFeature([], "int64")}
+    ours = [(pf.image.decode_image(e["image"]), int(e["label"])) for e in pf.TFRecordDataset(manifest_files(m)).map(
+        lambda r: pf.io.parse_single_example(r, pf_spec))]  # fmt: skip
+    assert [label for _, label in decoded] == [label for _, label in ours]
+    assert all(np.array_equal(a, b) for (a, _), (b, _) in zip(decoded, ours))

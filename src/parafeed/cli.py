@@ -1,0 +1,76 @@
+"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from parafeed.errors import ParafeedError
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from parafeed.convert import convert
+
+    result = convert(
+        args.src, args.out, args.shards, name=args.name, label=args.label, seed=args.seed, workers=args.workers,
+        verify=not args.no_verify, strict=args.strict, overwrite=args.overwrite,
+    )  # fmt: skip
+    m = result.manifest
+    print(f"wrote {m['num_records']} records in {m['num_shards']} shards; manifest {result.manifest_path}")
+    for shard in m["shards"]:
+        labels = f" labels {shard['labels']}" if "labels" in shard else ""
+        print(f"  {shard['file']}: {shard['records']} records, {shard['bytes']:,} bytes{labels}")
+    if m["skipped"]:
+        print(f"skipped {len(m['skipped'])} unreadable file(s) (listed in the manifest)")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from parafeed.inspect_records import format_reports, inspect_file
+
+    reports = [inspect_file(path, args.compression, args.label) for path in args.files]
+    if args.json:
+        print(json.dumps([r.as_dict() for r in reports], indent=2))
+    else:
+        print(format_reports(reports))
+    return 1 if any(r.errors for r in reports) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="parafeed", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("convert", help="image folder / CSV / .npz -> balanced TFRecord shards + manifest")
+    p.add_argument("src", help="an image folder (one subfolder per class), a .csv file or a .npz file")
+    p.add_argument("out", help="output folder")
+    p.add_argument("--shards", type=int, required=True, help="number of shards")
+    p.add_argument("--name", help="shard name prefix (default: the source's name)")
+    p.add_argument("--label", help="label column / array (default: 'label' when present)")
+    p.add_argument("--seed", type=int, default=0, help="shuffling seed (the output depends only on it and the input)")
+    p.add_argument("--workers", type=int, help="worker processes (default: all CPUs)")
+    p.add_argument("--no-verify", action="store_true", help="do not decode every image to check it first")
+    p.add_argument("--strict", action="store_true", help="fail when an input file is unreadable (default: skip it)")
+    p.add_argument("--overwrite", action="store_true", help="replace shards of the same name in OUT")
+    p.set_defaults(run=_convert)
+
+    p = sub.add_parser("inspect", help="record counts, schema, labels and CRC check of TFRecord files")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--compression", choices=["", "GZIP", "ZLIB"], help="default: GZIP for *.gz, else none")
+    p.add_argument("--label", default="label", help="feature holding the label (default: label)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_inspect)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (ParafeedError, OSError) as err:
+        print(f"parafeed {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""``parafeed inspect``: what a set of TFRecord files holds, and whether every record is intact.
+
+For each file: record count, bytes, CRC check of every record, the tf.train.Example schema inferred from the first
+records (feature -> list type and value counts), and the histogram of the label feature when there is one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from parafeed.errors import DataLossError, ParseError
+
+SCHEMA_RECORDS = 1000  # records parsed with protobuf to infer the schema
+
+
+@dataclass
+class FileReport:
+    path: str
+    records: int = 0
+    bytes: int = 0
+    errors: list[str] = field(default_factory=list)
+    schema: dict[str, dict] = field(default_factory=dict)
+    labels: Counter = field(default_factory=Counter)
+    not_examples: int = 0  # records that are not tf.train.Example
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "records": self.records, "bytes": self.bytes, "errors": self.errors,
+                "schema": self.schema, "labels": {str(k): v for k, v in sorted(self.labels.items())},
+                "not_examples": self.not_examples}  # fmt: skip
+
+
+def inspect_file(path: str, compression: str | None = None, label: str = "label") -> FileReport:
+    """Read every record of ``path`` (checking CRCs), infer its Example schema and count its labels."""
+    from parafeed.io.example_proto import message_classes
+    from parafeed.io.streams import compression_type_of
+    from parafeed.io.tfrecord import TFRecordFileReader
+
+    if compression is None:
+        compression = "GZIP" if path.endswith(".gz") else ""
+    report = FileReport(path, bytes=os.path.getsize(path))
+    example = message_classes()["Example"]
+    batch: list[bytes] = []
+    reader = TFRecordFileReader(path, compression_type_of(compression))
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except DataLossError as err:
+            report.errors.append(str(err))
+            continue
+        report.records += 1
+        if report.records <= SCHEMA_RECORDS:
+            _add_schema(report, example, record)
+        batch.append(record)
+        if len(batch) == 1024:
+            _count_labels(report, batch, label)
+            batch = []
+    _count_labels(report, batch, label)
+    return report
+
+
+def _add_schema(report: FileReport, example: Any, record: bytes) -> None:
+    try:
+        features = example.FromString(record).features.feature
+    except Exception:
+        report.not_examples += 1
+        return
+    for key in features:
+        kind = features[key].WhichOneof("kind") or "empty"
+        n = len(getattr(features[key], kind).value) if kind != "empty" else 0
+        entry = report.schema.setdefault(key, {"kind": kind, "min_values": n, "max_values": n, "records": 0})
+        if entry["kind"] != kind:
+            entry["kind"] = "mixed"
+        entry["min_values"] = min(entry["min_values"], n)
+        entry["max_values"] = max(entry["max_values"], n)
+        entry["records"] += 1
+
+
+def _count_labels(report: FileReport, batch: list[bytes], label: str) -> None:
+    kind = report.schema.get(label, {}).get("kind")
+    if not batch or kind not in ("int64_list", "bytes_list"):
+        return
+    from parafeed.io import VarLenFeature, parse_example
+
+    try:
+        values = parse_example(batch, {label: VarLenFeature("int64" if kind == "int64_list" else "string")})[label]
+    except ParseError:
+        return
+    report.labels.update(v.decode() if isinstance(v, bytes) else int(v) for v in values.values.tolist())
+
+
+def format_reports(reports: list[FileReport]) -> str:
+    """A human-readable summary of the reports."""
+    lines = []
+    for r in reports:
+        status = "OK" if not r.errors else f"{len(r.errors)} CORRUPT"
+        lines.append(f"{r.path}: {r.records} records, {r.bytes:,} bytes, CRC {status}")
+        for err in r.errors[:5]:
+            lines.append(f"  ! {err}")
+        for key, s in sorted(r.schema.items()):
+            count = s["min_values"] if s["min_values"] == s["max_values"] else f"{s['min_values']}..{s['max_values']}"
+            lines.append(f"  {key}: {s['kind']} x {count}")
+        if r.not_examples:
+            lines.append(f"  ({r.not_examples} of the first records are not tf.train.Example)")
+    totals = Counter()
+    for r in reports:
+        totals.update(r.labels)
+    if totals:
+        lines.append("labels: " + ", ".join(f"{k}: {v}" for k, v in sorted(totals.items(), key=lambda kv: str(kv[0]))))
+    records = sum(r.records for r in reports)
+    corrupt = sum(len(r.errors) for r in reports)
+    lines.append(f"total: {len(reports)} files, {records} records, {corrupt} corrupt")
+    return "\n".join(lines)
