@@ -26,8 +26,13 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
 
-bench: $(VENV)/.installed-dev
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-demo
+
+bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/formats.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis

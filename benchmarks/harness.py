@@ -56,9 +56,9 @@ def report(key: str, title: str, rates: dict[str, list[float]], unit: str, basel
 def _fmt(x: float) -> str:
     if x >= 1e6:
         return f"{x / 1e6:.2f} M"
-    if x >= 1e3:
+    if x >= 1e4:
         return f"{x / 1e3:.1f} k"
-    return f"{x:.1f}"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
 
 
 def _machine() -> str:

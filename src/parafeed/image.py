@@ -52,8 +52,9 @@ def decode_jpeg(
     Args:
         channels: 0 keeps the file's channels, 1 gives grayscale, 3 RGB.
         ratio: downscale by 1, 2, 4 or 8 during decoding.
-        min_size: ``(height, width)``: decode at the smallest DCT scale (1/8 steps) that is at least this big, which
-            is much cheaper than decoding in full and resizing; resize afterwards to get an exact size.
+        min_size: ``(height, width)``: decode at the smallest scale of 1/2, 1/4 or 1/8 that is at least this big
+            (libjpeg-turbo scales in the DCT domain, much cheaper than a full decode); resize afterwards for an
+            exact size.
         dct_method: ``""`` or ``"INTEGER_FAST"`` (TensorFlow's default, and its exact output) or
             ``"INTEGER_ACCURATE"`` (libjpeg's slower, more accurate inverse DCT).
     """
@@ -68,9 +69,11 @@ def decode_jpeg(
         height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
         if channels == 0:
             channels = 1 if colorspace == "Gray" else 3
-        min_h, min_w = (0, 0) if min_size is None else (int(min_size[0]), int(min_size[1]))
-        if ratio > 1:
-            min_h, min_w = max(min_h, -(-height // ratio)), max(min_w, -(-width // ratio))
+        if min_size is not None:  # the largest power-of-two factor that keeps min_size (other factors are slow)
+            want_h, want_w = int(min_size[0]), int(min_size[1])
+            fits = [f for f in (8, 4, 2) if -(-height // f) >= want_h and -(-width // f) >= want_w]
+            ratio = max(ratio, fits[0] if fits else 1)
+        min_h, min_w = (-(-height // ratio), -(-width // ratio)) if ratio > 1 else (0, 0)
         image = simplejpeg.decode_jpeg(
             data, colorspace=_COLORSPACES[channels], fastdct=dct_method != "INTEGER_ACCURATE",
             fastupsample=not fancy_upscaling, min_height=min_h, min_width=min_w, min_factor=ratio,

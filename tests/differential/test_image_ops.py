@@ -52,7 +52,9 @@ def test_decode_jpeg_min_size_uses_the_smallest_dct_scale_that_fits():
     data = jpeg(photo(400, 600))
     image = pfi.decode_jpeg(data, min_size=(100, 100))
     assert image.shape[:2] == (100, 150)  # 1/4 scale: the next step, 1/8, would be 50 x 75
-    assert pfi.decode_jpeg(data, min_size=(101, 100)).shape[:2] == (150, 225)  # 3/8
+    assert np.array_equal(image, tf.io.decode_jpeg(data, ratio=4).numpy())
+    assert pfi.decode_jpeg(data, min_size=(101, 100)).shape[:2] == (200, 300)  # 1/2
+    assert pfi.decode_jpeg(data, min_size=(201, 100)).shape[:2] == (400, 600)  # full size
 
 
 @pytest.mark.parametrize("channels", [0, 1, 3, 4])
