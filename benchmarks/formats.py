@@ -119,7 +119,7 @@ def main() -> None:
                 "label": int(i % 10),
                 "id": b"id-%08d" % i,
             }
-        )  # fmt: skip
+        )
         for i in range(256 * 80)
     ]
     batches = [records[i : i + 256] for i in range(0, len(records), 256)]
