@@ -9,6 +9,7 @@ Example:
 
 from parafeed import errors, image, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.options import Options
 from parafeed.readers import CsvDataset, TextLineDataset, TFRecordDataset
 from parafeed.sparse import SparseTensor
 from parafeed.structure import DatasetSpec, TensorSpec
@@ -22,6 +23,7 @@ __all__ = [
     "AUTOTUNE",
     "INFINITE",
     "INFINITE_CARDINALITY",
+    "Options",
     "UNKNOWN",
     "UNKNOWN_CARDINALITY",
     "CsvDataset",

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import InvalidArgumentError
+from parafeed.options import Options
+from parafeed.stats import Pipeline, StageStats, current_pipeline
 from parafeed.structure import spec_of
 
 AUTOTUNE = -1
@@ -24,13 +26,20 @@ UNKNOWN = -2
 
 
 class DatasetIterator:
-    """Run-time state of one node: iterate it with ``next()``; ``close()`` releases threads and files.
+    """Run-time state of one node: iterate it with ``next()``; ``close()`` releases threads, processes and files.
 
     Iterators keep raising ``StopIteration`` once exhausted.
     """
 
+    _stage: StageStats | None = None  # this step's counters, when the pipeline collects stats
+    _pipeline: Pipeline | None = None  # set on the root iterator of a tree
+
     def __init__(self, *parents: DatasetIterator):
         self._parents = parents
+
+    def stats(self) -> list[StageStats]:
+        """Per-step counters of the running pipeline (with ``Options(stats=True)``), upstream steps first."""
+        return self._pipeline.stages() if self._pipeline is not None else []
 
     def __iter__(self) -> DatasetIterator:
         return self
@@ -94,7 +103,7 @@ class Dataset:
 
     def _sample_element(self) -> Any:
         """An element with this node's structure and dtypes, got as cheaply as possible (for specs)."""
-        it = self._make_iterator()
+        it = iter(self)
         try:
             return next(it)
         except StopIteration:
@@ -145,11 +154,42 @@ class Dataset:
         return True
 
     def __iter__(self) -> Iterator[Any]:
-        return self._make_iterator()
+        pipeline = Pipeline(self.options())
+        with pipeline.active():
+            it = self._iter()
+        pipeline.finish_building()
+        it._pipeline = pipeline
+        return it
 
     def as_numpy_iterator(self) -> Iterator[Any]:
         """An iterator over the elements (they already are NumPy values)."""
-        return self._make_iterator()
+        return iter(self)
+
+    def _iter(self) -> DatasetIterator:
+        """This node's iterator inside the active pipeline (parents call this, not ``_make_iterator``)."""
+        pipeline = current_pipeline()
+        if pipeline is None or not pipeline.collect:
+            return self._make_iterator()
+        return pipeline.wrap(self, self._make_iterator)
+
+    # ------------------------------------------------------------------ options
+
+    def options(self) -> Options:
+        """The options of the whole pipeline up to here: every step's, merged (later steps win)."""
+        merged = Options()
+        for parent in self._parents:
+            merged = merged.merge(parent.options())
+        own = getattr(self, "_own_options", None)
+        return merged if own is None else merged.merge(own)
+
+    def with_options(self, options: Options, name: str | None = None) -> Dataset:
+        """This dataset with ``options`` applying to the whole pipeline."""
+        if not isinstance(options, Options):
+            raise TypeError(f"with_options(): `options` must be a pf.Options, got {type(options).__name__}")
+        out = PassThroughDataset(self, name=name)
+        out._make_iterator = lambda: self._iter()  # type: ignore[method-assign]
+        out._own_options = options
+        return out
 
     def __repr__(self) -> str:
         spec = getattr(self, "_spec", _UNSET)
@@ -225,11 +265,18 @@ class Dataset:
         synchronous: bool | None = None,
         use_unbounded_threadpool: bool = False,
         name: str | None = None,
+        executor: str | None = None,
     ) -> Dataset:
-        """Apply ``map_func`` to each element (a tuple element is passed as positional arguments)."""
+        """Apply ``map_func`` to each element (a tuple element is passed as positional arguments).
+
+        With ``num_parallel_calls`` (an int or ``AUTOTUNE``) the function runs in parallel: on threads (for
+        functions that release the GIL: NumPy, image ops, I/O) or, with ``executor="process"`` (or
+        ``Options(executor="process")``), on worker processes (for pure-Python functions). ``deterministic``
+        (default True) keeps the input order.
+        """
         from parafeed.ops.map import MapDataset
 
-        return MapDataset(self, map_func, num_parallel_calls, deterministic, name=name)
+        return MapDataset(self, map_func, num_parallel_calls, deterministic, executor, name=name)
 
     def filter(self, predicate: Callable[..., Any], name: str | None = None) -> Dataset:
         """Keep the elements for which ``predicate`` returns a boolean scalar True."""
@@ -459,6 +506,14 @@ class PassThroughDataset(Dataset):
 
     def _cardinality(self) -> int:
         return self._parents[0]._cardinality()
+
+
+def iterate_in(pipeline: Pipeline | None, dataset: Dataset) -> DatasetIterator:
+    """``dataset``'s iterator built inside ``pipeline``: for steps that create iterators while running."""
+    if pipeline is None:
+        return dataset._iter()
+    with pipeline.active():
+        return dataset._iter()
 
 
 class _Unset:

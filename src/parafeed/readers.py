@@ -89,7 +89,7 @@ class TFRecordDataset(Dataset):
         super().__init__((records,), name=name)
 
     def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._make_iterator()
+        return self._parents[0]._iter()
 
     def _element_spec(self) -> Any:
         return TensorSpec((), STRING)
@@ -121,7 +121,7 @@ class TextLineDataset(Dataset):
         super().__init__((read_files("TextLineDataset", filenames, open_file, num_parallel_reads),), name=name)
 
     def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._make_iterator()
+        return self._parents[0]._iter()
 
     def _element_spec(self) -> Any:
         return TensorSpec((), STRING)
@@ -182,7 +182,7 @@ class CsvDataset(Dataset):
         super().__init__((records,), name=name)
 
     def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._make_iterator()
+        return self._parents[0]._iter()
 
     def _element_spec(self) -> Any:
         return self._columns.spec

@@ -95,7 +95,7 @@ class BatchDataset(Dataset):
         self._drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _BatchIterator(self._parents[0]._make_iterator(), self._batch_size, self._drop_remainder)
+        return _BatchIterator(self._parents[0]._iter(), self._batch_size, self._drop_remainder)
 
     def _element_spec(self) -> Any:
         return batch_spec(self._parents[0].element_spec, self._batch_size if self._drop_remainder else None)
@@ -134,7 +134,7 @@ class UnbatchDataset(Dataset):
         super().__init__((parent,), name=name)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _UnbatchIterator(self._parents[0]._make_iterator())
+        return _UnbatchIterator(self._parents[0]._iter())
 
     def _element_spec(self) -> Any:
         return unbatch_spec(self._parents[0].element_spec)
@@ -202,7 +202,7 @@ class RebatchDataset(Dataset):
         self._drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _RebatchIterator(self._parents[0]._make_iterator(), self._sizes, self._drop_remainder)
+        return _RebatchIterator(self._parents[0]._iter(), self._sizes, self._drop_remainder)
 
     def _element_spec(self) -> Any:
         fixed = len(set(self._sizes)) == 1 and self._drop_remainder

@@ -30,11 +30,11 @@ class CacheDataset(PassThroughDataset):
         if self._path is None:
             if self._memory is not None:
                 return _ReplayIterator(iter(self._memory))
-            return _FillIterator(self._parent._make_iterator(), self, None)
+            return _FillIterator(self._parent._iter(), self, None)
         if os.path.exists(self._path):
             return _ReplayIterator(self._read_file())
         writer = CacheWriter(self._path)  # before the input iterator, so a failure here leaks nothing
-        return _FillIterator(self._parent._make_iterator(), self, writer)
+        return _FillIterator(self._parent._iter(), self, writer)
 
     def _read_file(self) -> Any:
         spec = self._parent.element_spec

@@ -22,7 +22,7 @@ class FilterDataset(PassThroughDataset):
         self._predicate = callable_arg("filter()", "predicate", predicate)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _FilterIterator(self._parent._make_iterator(), self._predicate)
+        return _FilterIterator(self._parent._iter(), self._predicate)
 
     def _cardinality(self) -> int:
         return UNKNOWN
@@ -58,7 +58,7 @@ class TakeWhileDataset(PassThroughDataset):
         self._predicate = callable_arg("take_while()", "predicate", predicate)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _TakeWhileIterator(self._parent._make_iterator(), self._predicate)
+        return _TakeWhileIterator(self._parent._iter(), self._predicate)
 
     def _cardinality(self) -> int:
         return UNKNOWN
@@ -100,7 +100,7 @@ class UniqueDataset(PassThroughDataset):
             )
 
     def _make_iterator(self) -> DatasetIterator:
-        return _UniqueIterator(self._parent._make_iterator())
+        return _UniqueIterator(self._parent._iter())
 
     def _cardinality(self) -> int:
         return UNKNOWN

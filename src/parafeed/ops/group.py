@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import callable_arg, positive_int
-from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, iterate_in
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import as_int64_scalar, call, fn_name, user_error
 from parafeed.ops.sources import ElementsDataset
+from parafeed.stats import current_pipeline
 from parafeed.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
 
 _STEP = "group_by_window()"
@@ -42,7 +43,7 @@ class GroupByWindowDataset(Dataset):
             self._window_size_func = callable_arg(_STEP, "window_size_func", window_size_func)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _GroupByWindowIterator(self._parents[0]._make_iterator(), self)
+        return _GroupByWindowIterator(self._parents[0]._iter(), self)
 
     def _element_spec(self) -> Any:
         sample = self._parents[0]._sample_element()
@@ -88,6 +89,7 @@ class _GroupByWindowIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
+        self._context = current_pipeline()
         self._groups: dict[int, list] = {}
         self._sizes: dict[int, int] = {}  # window size per key, asked once per key as tf.data does
         self._current: DatasetIterator | None = None
@@ -123,7 +125,7 @@ class _GroupByWindowIterator(DatasetIterator):
                 self._flush(k)
 
     def _flush(self, key: int) -> None:
-        self._current = self._ds._reduce(np.int64(key), self._groups.pop(key))._make_iterator()
+        self._current = iterate_in(self._context, self._ds._reduce(np.int64(key), self._groups.pop(key)))
 
     def close(self) -> None:
         if self._current is not None:

@@ -47,7 +47,7 @@ class IgnoreErrorsDataset(PassThroughDataset):
         self.ignored = IgnoredErrors()
 
     def _make_iterator(self) -> DatasetIterator:
-        return _IgnoreErrorsIterator(self._parent._make_iterator(), self.ignored, self._log_warning)
+        return _IgnoreErrorsIterator(self._parent._iter(), self.ignored, self._log_warning)
 
     def _cardinality(self) -> int:
         return UNKNOWN

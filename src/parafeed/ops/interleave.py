@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg, positive_int
-from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator
+from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, iterate_in
 from parafeed.errors import ElementTypeError
 from parafeed.functions import call, fn_name, user_error
+from parafeed.parallel.threads import BackgroundIterator
+from parafeed.stats import current_pipeline, resolve_deterministic
 
 
 class InterleaveDataset(Dataset):
@@ -41,9 +44,13 @@ class InterleaveDataset(Dataset):
         self._deterministic = deterministic_arg(self._step, deterministic)
 
     def _make_iterator(self) -> DatasetIterator:
+        parent = self._parents[0]._iter()
         if self._cycle_length == 1:
-            return _FlatMapIterator(self._parents[0]._make_iterator(), self)
-        return _InterleaveIterator(self._parents[0]._make_iterator(), self)
+            return _FlatMapIterator(parent, self)
+        if self._num_parallel_calls is None:
+            return _InterleaveIterator(parent, self)
+        parallelism = self._cycle_length if self._num_parallel_calls == AUTOTUNE else self._num_parallel_calls
+        return _ParallelInterleaveIterator(parent, self, parallelism, resolve_deterministic(self._deterministic))
 
     def _element_spec(self) -> Any:
         return self._open(self._parents[0]._sample_element(), None).element_spec
@@ -71,6 +78,7 @@ class _FlatMapIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
+        self._context = current_pipeline()
         self._current: DatasetIterator | None = None
         self._inputs = 0
 
@@ -84,7 +92,7 @@ class _FlatMapIterator(DatasetIterator):
                     it.close()
                     self._current = None
             element = next(self._parent)
-            self._current = self._ds._open(element, self._inputs)._make_iterator()
+            self._current = iterate_in(self._context, self._ds._open(element, self._inputs))
             self._inputs += 1
 
     def skip(self, n: int) -> int:
@@ -95,7 +103,7 @@ class _FlatMapIterator(DatasetIterator):
                     element = next(self._parent)
                 except StopIteration:
                     break
-                self._current = self._ds._open(element, self._inputs)._make_iterator()
+                self._current = iterate_in(self._context, self._ds._open(element, self._inputs))
                 self._inputs += 1
             got = self._current.skip(n - done)
             done += got
@@ -121,6 +129,7 @@ class _InterleaveIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
+        self._context = current_pipeline()
         self._cycle: list[DatasetIterator | None] = [None] * ds._cycle_length
         self._open = 0
         self._slot = 0
@@ -146,17 +155,25 @@ class _InterleaveIterator(DatasetIterator):
                     self._advance()
                 return x
             if not self._input_done:
-                try:
-                    element = next(self._parent)
-                except StopIteration:
-                    self._input_done = True
-                    continue
-                cycle[self._slot] = self._ds._open(element, self._inputs)._make_iterator()
-                self._inputs += 1
-                self._open += 1
+                self._fill(self._slot)
             else:
                 self._advance()
         raise StopIteration
+
+    def _fill(self, slot: int) -> bool:
+        """Open the next input in ``slot``; False at the end of the input."""
+        try:
+            element = next(self._parent)
+        except StopIteration:
+            self._input_done = True
+            return False
+        self._cycle[slot] = self._open_input(iterate_in(self._context, self._ds._open(element, self._inputs)))
+        self._inputs += 1
+        self._open += 1
+        return True
+
+    def _open_input(self, it: DatasetIterator) -> Any:
+        return it
 
     def _advance(self) -> None:
         self._block = 0
@@ -169,3 +186,44 @@ class _InterleaveIterator(DatasetIterator):
                 self._cycle[i] = None
         self._open = 0
         super().close()
+
+
+class _ParallelInterleaveIterator(_InterleaveIterator):
+    """The serial interleave's order (when deterministic), with every open input read ahead on a thread of its own.
+
+    When a slot is opened, the empty slots ahead of it in the cycle are opened at once with the following inputs:
+    the serial order would put those inputs there anyway, since the cursor only fills the slot it stands on and
+    slots ahead of it cannot be refilled before it reaches them. ``num_parallel_calls`` bounds how many inputs
+    produce at the same time; ``deterministic=False`` takes from any input that is ready when the current one is not.
+    """
+
+    def __init__(self, parent: DatasetIterator, ds: InterleaveDataset, parallelism: int, deterministic: bool):
+        super().__init__(parent, ds)
+        self._limit = threading.Semaphore(parallelism)
+        self._deterministic = deterministic
+        self._ahead = max(2, ds._block_length)
+
+    def _open_input(self, it: DatasetIterator) -> Any:
+        return BackgroundIterator(it, self._ahead, "parafeed-interleave", self._limit)
+
+    def _fill(self, slot: int) -> bool:
+        if not super()._fill(slot):
+            return False
+        size = len(self._cycle)
+        for offset in range(1, size):
+            ahead = (slot + offset) % size
+            if self._cycle[ahead] is None and not super()._fill(ahead):
+                break
+        return True
+
+    def __next__(self) -> Any:
+        if not self._deterministic:
+            current = self._cycle[self._slot]
+            if current is not None and not current.ready():
+                for it in self._cycle:
+                    if it is not None and it is not current and it.ready():
+                        try:
+                            return it.get()
+                        except StopIteration:
+                            break  # the serial path closes it when the cursor gets there
+        return super().__next__()

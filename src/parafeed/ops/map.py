@@ -8,7 +8,10 @@ from typing import Any
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.dataset import Dataset, DatasetIterator
 from parafeed.elements import SCALAR_TYPES
+from parafeed.errors import InvalidArgumentError
 from parafeed.functions import call, fn_name, to_result, user_error
+from parafeed.options import EXECUTORS
+from parafeed.stats import current_options
 
 
 class MapDataset(Dataset):
@@ -20,15 +23,44 @@ class MapDataset(Dataset):
         map_func: Callable[..., Any],
         num_parallel_calls: int | None = None,
         deterministic: bool | None = None,
+        executor: str | None = None,
         name: str | None = None,
     ):
         super().__init__((parent,), name=name)
         self._fn = callable_arg("map()", "map_func", map_func)
         self._num_parallel_calls = parallelism_arg("map()", num_parallel_calls)
         self._deterministic = deterministic_arg("map()", deterministic)
+        if executor is not None and executor not in EXECUTORS:
+            raise InvalidArgumentError(f"map(): `executor` must be one of {EXECUTORS}, got {executor!r}")
+        self._executor = executor
+        self._process_pool: Any = None  # the worker processes of executor="process", kept across iterators
 
     def _make_iterator(self) -> DatasetIterator:
-        return _MapIterator(self._parents[0]._make_iterator(), self._fn)
+        parent = self._parents[0]._iter()
+        if self._num_parallel_calls is None:
+            return _MapIterator(parent, self._fn)
+        from parafeed.parallel.runner import ParallelMapIterator
+
+        element_fn = _element_fn(self._fn, f"map(): the result of {fn_name(self._fn)}")
+        if (self._executor or current_options().resolve("executor")) == "process":
+            from parafeed.parallel.processes import process_executor_factory
+
+            make, target, serial = process_executor_factory(self, element_fn), PROCESS_TASK_SECONDS, None
+        else:
+            from parafeed.parallel.threads import ThreadExecutor
+
+            def make(workers: int, results: Any) -> ThreadExecutor:
+                return ThreadExecutor(element_fn, workers, results)
+
+            target, serial = THREAD_TASK_SECONDS, self._serial_iterator
+        return ParallelMapIterator(
+            parent, element_fn, self._fn, "map()", self._num_parallel_calls, self._deterministic, make, target, serial
+        )
+
+    def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:
+        it = _MapIterator(parent, self._fn)
+        it._index = index
+        return it
 
     def _sample_element(self) -> Any:
         return to_result(
@@ -37,6 +69,20 @@ class MapDataset(Dataset):
 
     def _cardinality(self) -> int:
         return self._parents[0]._cardinality()
+
+
+THREAD_TASK_SECONDS = 0.002  # target duration of one task: amortises the hand-off, keeps workers balanced
+PROCESS_TASK_SECONDS = 0.01
+
+
+def _element_fn(fn: Callable[..., Any], what: str) -> Callable[[Any], Any]:
+    """``fn`` applied to one element as map does: tuples spread into arguments, the result converted."""
+
+    def apply(x: Any) -> Any:
+        y = fn(*x) if type(x) is tuple else fn(x)
+        return y if type(y) in SCALAR_TYPES else to_result(y, what)
+
+    return apply
 
 
 class _MapIterator(DatasetIterator):

@@ -46,7 +46,7 @@ class PaddedBatchDataset(Dataset):
         self._drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _PaddedBatchIterator(self._parents[0]._make_iterator(), self)
+        return _PaddedBatchIterator(self._parents[0]._iter(), self)
 
     def _element_spec(self) -> Any:
         spec = self._parents[0].element_spec

@@ -2,109 +2,82 @@
 
 from __future__ import annotations
 
-import queue
-import threading
 from typing import Any
 
 from parafeed.arguments import as_int
 from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, PassThroughDataset
 from parafeed.errors import InvalidArgumentError
+from parafeed.parallel.threads import BackgroundIterator
+from parafeed.stats import current_pipeline, element_bytes
 
-AUTOTUNE_BUFFER = 4  # elements buffered by prefetch(AUTOTUNE)
-_END = object()
+AUTOTUNE_MAX = 64  # elements: the most prefetch(AUTOTUNE) buffers
 
 
 class PrefetchDataset(PassThroughDataset):
-    """The input's elements, produced up to ``buffer_size`` ahead by a background thread (0: no prefetching)."""
+    """The input's elements, produced up to ``buffer_size`` ahead by a background thread (0: no prefetching).
+
+    ``AUTOTUNE`` starts with one element and doubles the buffer each time the consumer finds it empty, up to
+    ``AUTOTUNE_MAX`` and within the pipeline's RAM budget.
+    """
 
     def __init__(self, parent: Dataset, buffer_size: int, name: str | None = None):
         super().__init__(parent, name=name)
         n = as_int("prefetch()", "buffer_size", buffer_size)
         if n < 0 and n != AUTOTUNE:
             raise InvalidArgumentError(f"prefetch(): `buffer_size` must be >= 0 or AUTOTUNE (-1), got {n}")
-        self._buffer_size = AUTOTUNE_BUFFER if n == AUTOTUNE else n
+        self._buffer_size = n
 
     def _make_iterator(self) -> DatasetIterator:
-        parent = self._parent._make_iterator()
+        parent = self._parent._iter()
         if self._buffer_size == 0:
             return parent
         return _PrefetchIterator(parent, self._buffer_size)
-
-
-class _Failure:
-    """An exception raised by the input, carried to the consumer with its traceback."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException):
-        self.error = error
-
-
-def _produce(parent: DatasetIterator, out: queue.Queue, stop: threading.Event) -> None:
-    """Thread body: pull from ``parent`` into ``out`` until the end, or until ``stop`` is set.
-
-    It holds no reference to the consuming iterator, so an abandoned iterator can be garbage-collected, which
-    sets ``stop``.
-    """
-    try:
-        while not stop.is_set():
-            try:
-                item: Any = next(parent)
-            except StopIteration:
-                item = _END
-            except BaseException as err:
-                item = _Failure(err)
-            while not stop.is_set():
-                try:
-                    out.put(item, timeout=0.05)
-                    break
-                except queue.Full:
-                    continue
-            if item is _END:
-                return
-    finally:
-        parent.close()
 
 
 class _PrefetchIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, buffer_size: int):
         super().__init__()
         self._parent = parent
-        self._queue: queue.Queue = queue.Queue(maxsize=buffer_size)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._done = False
+        self._autotune = buffer_size == AUTOTUNE
+        self._size = 1 if self._autotune else buffer_size
+        self._context = current_pipeline()
+        self._element_bytes = 0  # size of the first element, to charge buffer growth to the RAM budget
+        self._background: BackgroundIterator | None = None
+        self._reserved = 0  # bytes taken from the RAM budget for buffer growth
 
     def __next__(self) -> Any:
-        if self._done:
-            raise StopIteration
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=_produce, args=(self._parent, self._queue, self._stop), name="parafeed-prefetch", daemon=True
-            )
-            self._thread.start()
-        item = self._queue.get()
-        if item is _END:
-            self._done = True
-            self._thread.join()
-            raise StopIteration
-        if type(item) is _Failure:
-            raise item.error
-        return item
+        background = self._background
+        if background is None:  # started on first use, so an unused iterator costs no thread
+            background = self._background = BackgroundIterator(self._parent, self._size, "parafeed-prefetch")
+            if self._stage is not None:
+                self._stage.threaded, self._stage.buffer_size = True, self._size
+        if self._autotune and not background.ready():
+            self._grow(background)
+        x = background.get()
+        if self._autotune and not self._element_bytes:
+            self._element_bytes = element_bytes(x)
+        if self._stage is not None:
+            self._stage.buffered = background.buffered
+        return x
+
+    def _grow(self, background: BackgroundIterator) -> None:
+        if background.size >= AUTOTUNE_MAX:
+            return
+        size = min(AUTOTUNE_MAX, background.size * 2)
+        if self._context is not None:
+            extra = (size - background.size) * self._element_bytes
+            if not self._context.ram.reserve(extra):
+                return
+            self._reserved += extra
+        background.resize(size)
+        if self._stage is not None:
+            self._stage.buffer_size = size
 
     def close(self) -> None:
-        self._done = True
-        self._stop.set()
-        if self._thread is None:
+        if self._background is None:
             self._parent.close()
-            return
-        while self._thread.is_alive():
-            try:
-                while True:
-                    self._queue.get_nowait()
-            except queue.Empty:
-                pass
-            self._thread.join(timeout=0.05)
-
-    def __del__(self) -> None:
-        self._stop.set()
+        else:
+            self._background.close()
+        if self._reserved and self._context is not None:
+            self._context.ram.release(self._reserved)
+            self._reserved = 0

@@ -19,7 +19,7 @@ def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, 
     callable_arg(step, "reduce_func", reduce_func)
     state = to_element(initial_state, f"{step} initial_state")
     dtypes = [s.dtype for s in flatten(spec_of(state))]
-    with ds._make_iterator() as it:
+    with iter(ds) as it:
         for index, element in enumerate(it):
             try:
                 new = reduce_func(state, element)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import count_arg
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, PassThroughDataset, iterate_in
+from parafeed.stats import current_pipeline
 
 
 class RepeatDataset(PassThroughDataset):
@@ -33,6 +34,7 @@ class _RepeatIterator(DatasetIterator):
     def __init__(self, dataset: Dataset, count: int):
         super().__init__()
         self._dataset = dataset
+        self._context = current_pipeline()
         self._count = count
         self._epoch = 0
         self._it: DatasetIterator | None = None
@@ -43,7 +45,7 @@ class _RepeatIterator(DatasetIterator):
             if self._it is None:
                 if self._count != -1 and self._epoch >= self._count:
                     raise StopIteration
-                self._it = self._dataset._make_iterator()
+                self._it = iterate_in(self._context, self._dataset)
                 self._produced = False
             try:
                 x = next(self._it)

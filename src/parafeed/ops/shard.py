@@ -22,7 +22,7 @@ class ShardDataset(PassThroughDataset):
             )
 
     def _make_iterator(self) -> DatasetIterator:
-        return _ShardIterator(self._parent._make_iterator(), self._num_shards, self._index)
+        return _ShardIterator(self._parent._iter(), self._num_shards, self._index)
 
     def _cardinality(self) -> int:
         n = self._parent._cardinality()

@@ -39,7 +39,7 @@ class ShuffleDataset(PassThroughDataset):
     def _make_iterator(self) -> DatasetIterator:
         epoch = next(self._epochs) if self._reshuffle else 0
         rng = np.random.default_rng([self._seed & (2**63 - 1), epoch])
-        return _ShuffleIterator(self._parent._make_iterator(), self._buffer_size, rng)
+        return _ShuffleIterator(self._parent._iter(), self._buffer_size, rng)
 
 
 class _ShuffleIterator(DatasetIterator):

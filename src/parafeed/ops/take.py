@@ -16,7 +16,7 @@ class TakeDataset(PassThroughDataset):
         self._count = count_arg("take()", "count", count)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _TakeIterator(self._parent._make_iterator(), self._count)
+        return _TakeIterator(self._parent._iter(), self._count)
 
     def _cardinality(self) -> int:
         n = self._parent._cardinality()
@@ -50,7 +50,7 @@ class SkipDataset(PassThroughDataset):
         self._count = count_arg("skip()", "count", count)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _SkipIterator(self._parent._make_iterator(), self._count)
+        return _SkipIterator(self._parent._iter(), self._count)
 
     def _cardinality(self) -> int:
         n = self._parent._cardinality()

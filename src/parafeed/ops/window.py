@@ -34,9 +34,7 @@ class WindowDataset(Dataset):
         self._drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _WindowIterator(
-            self._parents[0]._make_iterator(), self._size, self._shift, self._stride, self._drop_remainder
-        )
+        return _WindowIterator(self._parents[0]._iter(), self._size, self._shift, self._stride, self._drop_remainder)
 
     def _element_spec(self) -> Any:
         return map_structure(DatasetSpec, self._parents[0].element_spec)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, iterate_in
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.stats import current_pipeline
 from parafeed.structure import (
     TensorSpec,
     flatten,
@@ -35,7 +36,7 @@ class ZipDataset(Dataset):
         self._plain_tuple = type(datasets) is tuple and not any(is_nested(d) for d in datasets)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _ZipIterator([d._make_iterator() for d in self._parents], self._structure, self._plain_tuple)
+        return _ZipIterator([d._iter() for d in self._parents], self._structure, self._plain_tuple)
 
     def _element_spec(self) -> Any:
         return map_structure(lambda d: d.element_spec, self._structure)
@@ -111,6 +112,7 @@ def _dtypes_only(spec: Any) -> Any:
 class _ConcatenateIterator(DatasetIterator):
     def __init__(self, datasets: tuple[Dataset, ...]):
         super().__init__()
+        self._context = current_pipeline()
         self._pending = list(datasets)
         self._it: DatasetIterator | None = None
 
@@ -119,7 +121,7 @@ class _ConcatenateIterator(DatasetIterator):
             if self._it is None:
                 if not self._pending:
                     raise StopIteration
-                self._it = self._pending.pop(0)._make_iterator()
+                self._it = iterate_in(self._context, self._pending.pop(0))
             try:
                 return next(self._it)
             except StopIteration:

@@ -1,0 +1,95 @@
+"""AUTOTUNE: parallelism, task sizes and buffer sizes picked from what the running pipeline measures.
+
+Parallelism (in-flight tasks of a parallel step) is hill-climbed on measured throughput. Every window (at least
+0.2 s and a few tasks) the tuner compares the step's output rate with the previous window: while the consumer keeps
+waiting on the step (the step is a bottleneck) it adds one slot; a step that did not raise the rate by 5 % is undone
+and further increases wait twice as many windows (back-off). The ceiling is the CPU budget (``Options.max_workers``,
+by default the CPU count), and buffered bytes stay within ``Options.ram_budget``.
+
+Task size (elements per task) is set from the measured time per element so that one task takes about
+``TARGET_TASK_SECONDS``: long enough to amortise the hand-off to a worker, short enough to balance the workers.
+
+Prefetch buffers start at 1 element and double, up to 64 and within the RAM budget, each time the consumer finds
+the buffer empty.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+WINDOW_SECONDS = 0.2
+GAIN = 1.05
+
+
+class ParallelismTuner:
+    """Hill-climbing controller of one step's parallelism."""
+
+    def __init__(self, maximum: int, start: int = 1):
+        self.maximum = max(1, maximum)
+        self.value = max(1, min(start, self.maximum))
+        self._window_start = time.perf_counter()
+        self._elements = 0
+        self._waited = 0.0
+        self._last_rate: float | None = None
+        self._trial_from: int | None = None  # parallelism before the increase being tried
+        self._hold = 0  # windows to wait before the next increase
+        self._backoff = 1
+
+    def record(self, elements: int, waited: float) -> None:
+        """The consumer took ``elements`` and waited ``waited`` seconds for them."""
+        self._elements += elements
+        self._waited += waited
+
+    def update(self) -> int:
+        """Re-evaluate at the end of a window; returns the parallelism to use."""
+        now = time.perf_counter()
+        span = now - self._window_start
+        if span < WINDOW_SECONDS or self._elements < 2 * self.value:
+            return self.value
+        rate = self._elements / span
+        starved = self._waited / span
+        if self._trial_from is not None:
+            if self._last_rate is not None and rate < self._last_rate * GAIN:
+                self.value = self._trial_from  # the extra slot did not pay: undo, and wait longer next time
+                self._backoff = min(self._backoff * 2, 64)
+                self._hold = self._backoff
+            else:
+                self._backoff = 1
+            self._trial_from = None
+        elif self._hold > 0:
+            self._hold -= 1
+        elif starved > 0.05 and self.value < self.maximum:
+            self._trial_from = self.value
+            self.value += 1
+        self._last_rate = rate
+        self._window_start, self._elements, self._waited = now, 0, 0.0
+        return self.value
+
+
+def task_size(seconds_per_element: float, target: float, limit: int = 256) -> int:
+    """Elements per task so that a task takes about ``target`` seconds."""
+    if seconds_per_element <= 0:
+        return limit
+    return max(1, min(limit, int(target / seconds_per_element)))
+
+
+class RamBudget:
+    """Bytes that one pipeline's AUTOTUNE'd buffers may hold, shared by its steps."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def reserve(self, n: int) -> bool:
+        """Take ``n`` more bytes if the budget allows; False (and nothing taken) otherwise."""
+        with self._lock:
+            if self._used + n > self.limit:
+                return False
+            self._used += n
+            return True
+
+    def release(self, n: int) -> None:
+        with self._lock:
+            self._used = max(0, self._used - n)

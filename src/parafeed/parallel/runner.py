@@ -1,0 +1,286 @@
+"""The parallel map runner: feeds an executor with chunks of input, returns results in order (or as they finish).
+
+A feeder thread pulls input elements, groups them into chunks (tasks) and submits them while fewer than
+``parallelism`` chunks are outstanding; the consumer takes finished chunks, in input order when deterministic (the
+same elements as a serial map, in the same order) or in completion order otherwise. A chunk stays outstanding until
+the consumer takes it, so memory is bounded. Errors keep their place: an exception from the function on element
+``i`` is raised when element ``i`` would have been returned, with a note naming the step and ``i``, and iteration
+goes on after it, as in a serial map.
+
+With AUTOTUNE on the thread executor, the first elements run inline to time the function: functions too cheap to
+gain from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator, with no threads at all.
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from parafeed.dataset import AUTOTUNE, DatasetIterator
+from parafeed.errors import WorkerError
+from parafeed.functions import user_error
+from parafeed.parallel.autotune import ParallelismTuner, task_size
+from parafeed.stats import current_options, resolve_deterministic
+
+INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
+PROBE_ELEMENTS, PROBE_SECONDS = 16, 0.02
+_END, _FATAL = "end", "fatal"
+_PROBE, _PARALLEL = "probe", "parallel"
+
+
+class _Shared:
+    """State shared by the consumer and the feeder thread (never the iterator itself, so it can be collected)."""
+
+    def __init__(self, parallelism: int, chunk: int):
+        self.cond = threading.Condition()
+        self.parallelism = parallelism
+        self.in_flight = 0
+        self.chunk = chunk
+        self.stop = False
+        self.starts: dict[int, int] = {}  # chunk seq -> index of its first input element
+        self.upstream: set[int] = set()  # seqs carrying an error raised by the input, not by the function
+        self.results: queue.SimpleQueue = queue.SimpleQueue()
+
+
+def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
+    seq = index = 0
+    try:
+        while True:
+            with shared.cond:
+                while shared.in_flight >= shared.parallelism and not shared.stop:
+                    shared.cond.wait(0.1)
+                if shared.stop:
+                    return
+                shared.in_flight += 1
+            chunk, error, ended = [], None, False
+            for _ in range(shared.chunk):
+                try:
+                    chunk.append(next(parent))
+                except StopIteration:
+                    ended = True
+                    break
+                except Exception as err:
+                    error = err
+                    break
+            if chunk:
+                shared.starts[seq] = index
+                executor.submit(seq, chunk)
+                seq, index = seq + 1, index + len(chunk)
+            else:
+                with shared.cond:
+                    shared.in_flight -= 1
+            if error is not None:
+                with shared.cond:
+                    shared.in_flight += 1
+                shared.starts[seq] = index
+                shared.upstream.add(seq)
+                shared.results.put((seq, [(False, error)], 0.0))
+                seq += 1
+            if ended:
+                shared.results.put((_END, seq, 0.0))
+                return
+    except BaseException as err:
+        shared.results.put((_FATAL, WorkerError(f"the input feeder of a parallel step failed: {err!r}"), 0.0))
+    finally:
+        parent.close()
+
+
+class ParallelMapIterator(DatasetIterator):
+    """``fn`` over the parent's elements on an executor (threads or processes), ordered or first-finished."""
+
+    def __init__(
+        self,
+        parent: DatasetIterator,
+        fn: Callable[[Any], Any],
+        user_fn: Any,
+        step: str,
+        num_parallel_calls: int,
+        deterministic: bool | None,
+        make_executor: Callable[[int, queue.SimpleQueue], Any],
+        target_task_seconds: float,
+        make_serial: Callable[[DatasetIterator, int], DatasetIterator] | None = None,
+    ):
+        super().__init__()
+        options = current_options()
+        self._parent = parent
+        self._fn = fn
+        self._user_fn = user_fn
+        self._step = step
+        self._deterministic = resolve_deterministic(deterministic)
+        autotune = num_parallel_calls == AUTOTUNE and options.resolve("autotune")
+        self._max = options.workers if num_parallel_calls == AUTOTUNE else num_parallel_calls
+        self._tuner = ParallelismTuner(self._max, start=2 if autotune else self._max) if autotune else None
+        self._make_executor = make_executor
+        self._target = target_task_seconds
+        # AUTOTUNE on threads times the function first (probe), then maps inline or in parallel
+        self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
+        self._make_serial = make_serial
+        self._serial: DatasetIterator | None = None
+        self._probe_count, self._probe_time = 0, 0.0
+        self._executor: Any = None
+        self._shared: _Shared | None = None
+        self._feeder: threading.Thread | None = None
+        self._current: collections.deque = collections.deque()
+        self._done: dict[int, tuple[list, float]] = {}  # finished chunks not yet taken, by seq
+        self._arrived: collections.deque = collections.deque()  # seqs in completion order (non-deterministic)
+        self._next_seq = 0
+        self._end: int | None = None
+        self._per_element = 0.0  # measured seconds per element (EWMA)
+        self._index = 0  # elements mapped inline
+        self._base = 0  # input index of the first element fed to the executor
+        self._closed = False
+
+    # ------------------------------------------------------------------ consumer
+
+    def __next__(self) -> Any:
+        if self._serial is not None:  # a cheap function: mapped right here by the serial iterator
+            return next(self._serial)
+        while True:
+            if self._current:
+                index, (ok, value) = self._current.popleft()
+                if ok:
+                    return value
+                raise self._error(index, value)
+            if self._mode is _PROBE:
+                return self._next_probe()
+            if self._shared is None:
+                if self._closed:
+                    raise StopIteration
+                self._start()
+            if not self._take_ready():
+                if self._end is not None and self._next_seq >= self._end and not self._done:
+                    raise StopIteration
+                self._receive()
+
+    def _next_probe(self) -> Any:
+        x = next(self._parent)
+        start = time.perf_counter()
+        try:
+            y = self._fn(x)
+        except Exception as err:
+            raise user_error(err, self._step, self._user_fn, self._index) from None
+        finally:
+            self._index += 1
+            self._probe_time += time.perf_counter() - start
+            self._probe_count += 1
+            if self._probe_count >= PROBE_ELEMENTS or self._probe_time >= PROBE_SECONDS:
+                self._per_element = self._probe_time / self._probe_count
+                self._mode = _PARALLEL
+                if self._per_element < INLINE_BELOW:
+                    self._serial = self._make_serial(self._parent, self._index)
+        return y
+
+    def _error(self, index: int, err: BaseException) -> BaseException:
+        if isinstance(err, _Passthrough):
+            return err.error
+        return user_error(err, self._step, self._user_fn, index)  # type: ignore[arg-type]
+
+    def _take_ready(self) -> bool:
+        """Move the next finished chunk (by order, or by arrival) to ``_current``; False if none is ready."""
+        shared = self._shared
+        assert shared is not None
+        if self._deterministic:
+            if self._next_seq not in self._done:
+                return False
+            seq = self._next_seq
+        else:
+            if not self._arrived:
+                return False
+            seq = self._arrived.popleft()
+        self._next_seq += 1
+        outcomes, _ = self._done.pop(seq)
+        first = self._base + shared.starts.pop(seq)
+        if seq in shared.upstream:
+            shared.upstream.discard(seq)
+            outcomes = [(False, _Passthrough(outcomes[0][1]))]
+        self._current = collections.deque(enumerate(outcomes, start=first))
+        with shared.cond:
+            shared.in_flight -= 1
+            shared.cond.notify()
+        if self._tuner is not None:
+            self._tuner.record(len(outcomes), 0.0)
+        return True
+
+    def _receive(self) -> None:
+        start = time.perf_counter()
+        seq, payload, seconds = self._shared.results.get()  # type: ignore[union-attr]
+        waited = time.perf_counter() - start
+        if seq == _END:
+            self._end = payload
+        elif seq == _FATAL:
+            self.close()
+            raise payload
+        else:
+            self._done[seq] = (payload, seconds)
+            self._arrived.append(seq)
+            if payload and seconds:
+                per = seconds / len(payload)
+                self._per_element = per if not self._per_element else 0.8 * self._per_element + 0.2 * per
+                self._shared.chunk = task_size(self._per_element, self._target)  # type: ignore[union-attr]
+            stage = self._stage
+            if stage is not None:
+                stage.worker_time += seconds
+                stage.buffered = len(self._done)
+        if self._tuner is not None:
+            self._tuner.record(0, waited)
+            value = self._tuner.update()
+            if value != self._shared.parallelism:  # type: ignore[union-attr]
+                with self._shared.cond:  # type: ignore[union-attr]
+                    self._shared.parallelism = value  # type: ignore[union-attr]
+                    self._shared.cond.notify()  # type: ignore[union-attr]
+            if self._stage is not None:
+                self._stage.parallelism = value
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _start(self) -> None:
+        parallelism = self._tuner.value if self._tuner is not None else self._max
+        chunk = task_size(self._per_element, self._target) if self._per_element else 1
+        shared = self._shared = _Shared(parallelism, chunk)
+        self._base = self._index
+        self._executor = self._make_executor(self._max, shared.results)
+        self._feeder = threading.Thread(
+            target=_feed, args=(shared, self._parent, self._executor), name="parafeed-feeder", daemon=True
+        )
+        self._feeder.start()
+        if self._stage is not None:
+            self._stage.threaded = True
+            self._stage.parallelism = parallelism
+            self._stage.buffer_size = parallelism
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        shared = self._shared
+        if shared is None:  # never went parallel: the parent (or the serial iterator on it) is ours to close
+            self._parent.close()
+            return
+        with shared.cond:
+            shared.stop = True
+            shared.cond.notify_all()
+        if self._executor is not None:
+            self._executor.close()
+        if self._feeder is not None:
+            self._feeder.join(timeout=5)
+
+    def __del__(self) -> None:
+        shared = getattr(self, "_shared", None)
+        if shared is not None and not self._closed:
+            with shared.cond:
+                shared.stop = True
+                shared.cond.notify_all()
+            if self._executor is not None:
+                self._executor.close()
+
+
+class _Passthrough(Exception):
+    """Wraps an error raised by the input, so the consumer re-raises it unchanged."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error

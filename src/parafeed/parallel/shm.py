@@ -1,0 +1,148 @@
+"""Moving elements between processes through shared memory instead of a pickled copy.
+
+Each direction of each worker has a :class:`ShmRing`: a single-producer, single-consumer byte ring in a
+``multiprocessing.shared_memory`` segment. An element is pickled with protocol 5 and its large buffers (NumPy array
+data) are taken out of band and written into the ring; only the small pickle and the buffers' place in the ring go
+through the pipe. The reader copies the buffers out once, into memory the arrays then own, and frees the ring space.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import pickle
+import struct
+import time
+from collections.abc import Callable
+from multiprocessing import shared_memory
+from typing import Any
+
+OUT_OF_BAND_MIN = 4096  # buffers smaller than this stay inside the pickle
+_HEADER = 64  # two u64 counters (bytes written, bytes consumed), padded to a cache line
+_COUNTERS = struct.Struct("<QQ")
+
+
+class RingClosed(Exception):
+    """The other side of a ring went away while waiting for space."""
+
+
+class ShmRing:
+    """A byte ring in shared memory with one writer process and one reader process."""
+
+    def __init__(self, capacity: int | None = None, name: str | None = None):
+        if name is None:
+            assert capacity is not None
+            self._shm = shared_memory.SharedMemory(create=True, size=_HEADER + capacity)
+            self._owner = True
+        else:
+            self._shm = _attach(name)
+            self._owner = False
+        self.name = self._shm.name
+        self.capacity = self._shm.size - _HEADER
+        if self._owner:
+            _COUNTERS.pack_into(self._shm.buf, 0, 0, 0)
+
+    def _written(self) -> int:
+        return _COUNTERS.unpack_from(self._shm.buf, 0)[0]
+
+    def _consumed(self) -> int:
+        return _COUNTERS.unpack_from(self._shm.buf, 0)[1]
+
+    def write(self, buffers: list[memoryview], should_stop: Callable[[], bool]) -> tuple[int, list[int]]:
+        """Copy ``buffers`` contiguously into the ring, waiting for space; returns (position, sizes)."""
+        sizes = [b.nbytes for b in buffers]
+        total = sum(sizes)
+        written = self._written()
+        at = written % self.capacity
+        if at + total > self.capacity:  # no wrapping inside a blob: skip the tail
+            written += self.capacity - at
+            at = 0
+        delay = 20e-6
+        while written + total - self._consumed() > self.capacity:
+            if should_stop():
+                raise RingClosed
+            time.sleep(delay)
+            delay = min(delay * 2, 1e-3)
+        buf = self._shm.buf
+        at += _HEADER
+        for b in buffers:
+            n = b.nbytes
+            buf[at : at + n] = b.cast("B")
+            at += n
+        struct.pack_into("<Q", buf, 0, written + total)
+        return written, sizes
+
+    def read(self, position: int, sizes: list[int]) -> list[memoryview]:
+        """The buffers written at ``position``, copied out of the ring (which then frees the space)."""
+        total = sum(sizes)
+        at = _HEADER + position % self.capacity
+        out = bytearray(self._shm.buf[at : at + total])
+        struct.pack_into("<Q", self._shm.buf, 8, position + total)
+        view, parts, offset = memoryview(out), [], 0
+        for n in sizes:
+            parts.append(view[offset : offset + n])
+            offset += n
+        return parts
+
+    def close(self) -> None:
+        self._shm.close()
+        if self._owner:
+            with contextlib.suppress(FileNotFoundError):
+                self._shm.unlink()
+
+
+class _Attached:
+    """A shared memory segment opened by name without registering it with the resource tracker (the creating
+    process owns and unlinks it; Python < 3.13 has no ``track=False``)."""
+
+    def __init__(self, name: str):
+        import _posixshmem
+
+        fd = _posixshmem.shm_open("/" + name.lstrip("/"), os.O_RDWR, mode=0o600)
+        try:
+            self.size = os.fstat(fd).st_size
+            self._mmap = mmap.mmap(fd, self.size)
+        finally:
+            os.close(fd)
+        self.name = name
+        self.buf = memoryview(self._mmap)
+
+    def close(self) -> None:
+        self.buf.release()
+        self._mmap.close()
+
+
+def _attach(name: str) -> Any:
+    try:
+        return shared_memory.SharedMemory(name=name, track=False)  # type: ignore[call-arg]
+    except TypeError:
+        return _Attached(name)
+
+
+def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> tuple:
+    """A small message for ``obj``: its pickle, with large buffers placed in ``ring``."""
+    buffers: list[memoryview] = []
+
+    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+        raw = buffer.raw()
+        if raw.nbytes < OUT_OF_BAND_MIN:
+            return True  # in band
+        buffers.append(raw)
+        return False
+
+    payload = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+    if not buffers:
+        return (payload, None, None)
+    if sum(b.nbytes for b in buffers) > ring.capacity // 2:  # too big for the ring: one pickled copy instead
+        return (pickle.dumps(obj, protocol=5), None, None)
+    position, sizes = ring.write(buffers, should_stop)
+    return (payload, position, sizes)
+
+
+def decode(message: tuple, ring: ShmRing) -> Any:
+    """The object :func:`encode` described, its buffers copied out of ``ring``."""
+    payload, position, sizes = message
+    if position is None:
+        return pickle.loads(payload)
+    return pickle.loads(payload, buffers=ring.read(position, sizes))

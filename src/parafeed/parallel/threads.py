@@ -1,0 +1,169 @@
+"""The thread executor: worker threads that run a step's function on tasks (chunks of elements).
+
+Right for functions that release the GIL: NumPy, image decoding and resizing, I/O. Workers put each finished task's
+outcomes on the runner's result queue; exceptions keep their traceback since they never leave the process.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+_STOP = None
+
+
+def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list, float]:
+    """``[(True, fn(x)) or (False, exception)]`` for the chunk's elements, and the seconds it took."""
+    start = time.perf_counter()
+    outcomes = []
+    for x in chunk:
+        try:
+            outcomes.append((True, fn(x)))
+        except Exception as err:
+            outcomes.append((False, err))
+    return outcomes, time.perf_counter() - start
+
+
+def _work(tasks: queue.SimpleQueue, results: queue.SimpleQueue, fn: Callable[[Any], Any]) -> None:
+    while (task := tasks.get()) is not _STOP:
+        seq, chunk = task
+        outcomes, seconds = run_chunk(fn, chunk)
+        results.put((seq, outcomes, seconds))
+
+
+class ThreadExecutor:
+    """``workers`` threads applying ``fn`` (element -> result) to submitted chunks."""
+
+    kind = "thread"
+
+    def __init__(self, fn: Callable[[Any], Any], workers: int, results: queue.SimpleQueue):
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=_work, args=(self._tasks, results, fn), name="parafeed-map", daemon=True)
+            for _ in range(workers)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, seq: int, chunk: list) -> None:
+        self._tasks.put((seq, chunk))
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._tasks.put(_STOP)
+        for t in self._threads:
+            t.join(timeout=5)
+
+
+_END = object()
+
+
+class _Failure:
+    """An exception raised by the source, carried to the consumer with its traceback."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: threading.Semaphore | None) -> None:
+    """Thread body: pull from ``source`` into ``out`` until the end, or until ``stop`` is set.
+
+    It holds no reference to the consuming iterator, so an abandoned iterator can be garbage-collected (which sets
+    ``stop``). After an error it goes on, as a serial iterator would.
+    """
+    try:
+        while not stop.is_set():
+            if limit is not None:
+                limit.acquire()
+            try:
+                item: Any = next(source)
+            except StopIteration:
+                item = _END
+            except BaseException as err:
+                item = _Failure(err)
+            finally:
+                if limit is not None:
+                    limit.release()
+            while not stop.is_set():
+                try:
+                    out.put(item, timeout=0.05)
+                    break
+                except queue.Full:
+                    continue
+            if item is _END:
+                return
+    finally:
+        source.close()
+
+
+class BackgroundIterator:
+    """Runs an iterator on a thread of its own, up to ``size`` elements ahead of the consumer.
+
+    Used by ``prefetch`` (the size AUTOTUNE'd) and by parallel ``interleave`` (one per open input, ``limit`` bounding
+    how many produce at once).
+    """
+
+    def __init__(self, source: Any, size: int, name: str, limit: threading.Semaphore | None = None):
+        self._queue: queue.Queue = queue.Queue(maxsize=size)
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(
+            target=_produce, args=(source, self._queue, self._stop, limit), name=name, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def size(self) -> int:
+        return self._queue.maxsize
+
+    @property
+    def buffered(self) -> int:
+        return self._queue.qsize()
+
+    def resize(self, size: int) -> None:
+        with self._queue.mutex:
+            self._queue.maxsize = size
+            self._queue.not_full.notify_all()
+
+    def ready(self) -> bool:
+        """Whether ``get`` would return without waiting."""
+        return self._done or self._queue.qsize() > 0
+
+    def __iter__(self) -> BackgroundIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return self.get()
+
+    def get(self) -> Any:
+        """The next element; raises the source's exceptions (with their tracebacks) and StopIteration at its end."""
+        if self._done:
+            raise StopIteration
+        item = self._queue.get()
+        if item is _END:
+            self._done = True
+            self._thread.join()
+            raise StopIteration
+        if type(item) is _Failure:
+            raise item.error
+        return item
+
+    def close(self) -> None:
+        """Stop the thread (the source is closed by it) without waiting for a slow ``next`` to return."""
+        self._done = True
+        self._stop.set()
+        while self._thread.is_alive():
+            try:
+                while True:
+                    self._queue.get_nowait()
+            except queue.Empty:
+                pass
+            self._thread.join(timeout=0.05)
+
+    def __del__(self) -> None:
+        self._stop.set()

@@ -1,0 +1,68 @@
+"""The worker process of the process executor: ``python -m parafeed.parallel.worker FD IN_RING OUT_RING``.
+
+Started by :mod:`parafeed.parallel.processes` as a fresh interpreter (no fork of a process that may run threads,
+no re-run of the user's main script). The first message on the connection is ``(sys.path, cloudpickled function)``;
+then each message is a task ``(seq, encoded chunk)``, answered with ``(seq, encoded outcomes, seconds)``. ``None``
+or a closed connection ends the worker; it also ends when its parent process goes away.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+
+def pack_error(err: BaseException) -> tuple[Any, str]:
+    """A picklable form of an exception: the exception (or a RuntimeError with its text) and its traceback."""
+    text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    err.__traceback__ = None
+    try:
+        pickle.dumps(err)
+        return err, text
+    except Exception:
+        return RuntimeError(f"{type(err).__name__}: {err}"), text
+
+
+def serve(conn: Connection, in_name: str, out_name: str) -> None:
+    import cloudpickle
+
+    from parafeed.parallel.shm import RingClosed, ShmRing, decode, encode
+    from parafeed.parallel.threads import run_chunk
+
+    parent = os.getppid()
+    in_ring, out_ring = ShmRing(name=in_name), ShmRing(name=out_name)
+
+    def orphaned() -> bool:
+        return os.getppid() != parent
+
+    try:
+        path, fn_blob = conn.recv()
+        sys.path[:] = path
+        fn = cloudpickle.loads(fn_blob)
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if message is None:
+                break
+            seq, encoded = message
+            outcomes, seconds = run_chunk(fn, decode(encoded, in_ring))
+            outcomes = [(ok, value if ok else pack_error(value)) for ok, value in outcomes]
+            try:
+                conn.send((seq, encode(outcomes, out_ring, orphaned), seconds))
+            except (RingClosed, OSError):
+                break
+    finally:
+        in_ring.close()
+        out_ring.close()
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the consumer; it stops the workers
+    serve(Connection(int(sys.argv[1])), sys.argv[2], sys.argv[3])
