@@ -43,7 +43,9 @@ def test_options_choose_the_executor_and_determinism():
     assert {int(p) for p in ds} == {os.getpid()}
     in_processes = ds.with_options(pf.Options(executor="process"))
     assert os.getpid() not in {int(p) for p in in_processes}
-    unordered = pf.Dataset.range(20).map(lambda x: x, num_parallel_calls=2).with_options(pf.Options(deterministic=False))
+    unordered = (
+        pf.Dataset.range(20).map(lambda x: x, num_parallel_calls=2).with_options(pf.Options(deterministic=False))
+    )
     assert sorted(int(v) for v in unordered) == list(range(20))
 
 
@@ -101,17 +103,27 @@ def test_a_dead_worker_raises_worker_error_quickly(fn, message, leak_check):
     with pytest.raises(WorkerError, match=message):
         list(ds)
     assert time.monotonic() - start < 5
-    assert [int(v) for v in pf.Dataset.range(5).map(lambda x: x, num_parallel_calls=2, executor="process")] == list(range(5))
+    assert [int(v) for v in pf.Dataset.range(5).map(lambda x: x, num_parallel_calls=2, executor="process")] == list(
+        range(5)
+    )
     del ds
     leak_check.assert_clean()
+
+
+def first_error(ds):
+    """The type of the first error iterating ``ds`` raises (the traceback, which holds the iterator, is dropped)."""
+    try:
+        list(ds)
+    except Exception as err:
+        return type(err).__name__
+    return None
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_no_leaks_after_end_error_close_and_garbage_collection(executor, leak_check):
     ds = pf.Dataset.range(100).map(busy, num_parallel_calls=2, executor=executor)
     list(ds)  # normal end
-    with pytest.raises(KeyError):
-        list(pf.Dataset.range(20).map(fail_on_seven, num_parallel_calls=2, executor=executor))
+    assert first_error(pf.Dataset.range(20).map(fail_on_seven, num_parallel_calls=2, executor=executor)) == "KeyError"
     it = iter(ds)
     next(it)
     it.close()  # closed early

@@ -187,6 +187,7 @@ def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Even
             with lock:
                 worker.outstanding.pop(seq, None)
             results.put((seq, [(ok, value if ok else _unpack_error(value)) for ok, value in outcomes], seconds))
+            del outcomes, message  # keep no exception (and its traceback) alive in this thread
 
 
 def _unpack_error(packed: tuple[BaseException, str]) -> BaseException:

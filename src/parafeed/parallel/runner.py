@@ -79,7 +79,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                 shared.starts[seq] = index
                 shared.upstream.add(seq)
                 shared.results.put((seq, [(False, error)], 0.0))
-                seq += 1
+                seq, error = seq + 1, None  # hold no exception while waiting
             if ended:
                 shared.results.put((_END, seq, 0.0))
                 return

@@ -28,10 +28,11 @@ def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list, float]:
 
 
 def _work(tasks: queue.SimpleQueue, results: queue.SimpleQueue, fn: Callable[[Any], Any]) -> None:
+    # no local may outlive the hand-off: an exception kept here would keep its traceback, and through it the
+    # consuming iterator, alive while this thread waits
     while (task := tasks.get()) is not _STOP:
-        seq, chunk = task
-        outcomes, seconds = run_chunk(fn, chunk)
-        results.put((seq, outcomes, seconds))
+        results.put((task[0], *run_chunk(fn, task[1])))
+        task = None
 
 
 class ThreadExecutor:
@@ -97,6 +98,7 @@ def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: thread
                     continue
             if item is _END:
                 return
+            item = None  # hold no element or exception while producing the next one
     finally:
         source.close()
 
