@@ -1,4 +1,5 @@
-"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord files."""
+"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord files, ``bench``
+a pipeline."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def _inspect(args: argparse.Namespace) -> int:
     return 1 if any(r.errors for r in reports) else 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from parafeed.bench import main
+
+    return main(args.script, args.seconds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parafeed", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -60,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="label", help="feature holding the label (default: label)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_inspect)
+
+    p = sub.add_parser("bench", help="run a pipeline for a while; print per-stage throughput and the bottleneck")
+    p.add_argument("script", help="a Python file defining `dataset` or `make_dataset()`")
+    p.add_argument("--seconds", type=float, default=10.0, help="how long to run (default 10)")
+    p.set_defaults(run=_bench)
     return parser
 
 

@@ -100,7 +100,11 @@ class Pipeline:
         try:
             it = make()
         finally:
-            stage.inputs = self._building.pop()
+            inputs = self._building.pop()
+        if isinstance(it, StatsIterator):  # a node that only forwards to another one's iterator: not a stage
+            self._building[-1].extend(inputs)
+            return it
+        stage.inputs = inputs
         self._building[-1].append(stage)
         it._stage = stage
         return StatsIterator(it, stage)
@@ -142,6 +146,8 @@ def element_bytes(element: Any) -> int:
 class StatsIterator:
     """Counts the elements, bytes and time of the iterator it wraps."""
 
+    _pipeline: Pipeline | None = None  # set when this is the root of the tree
+
     def __init__(self, inner: Any, stage: StageStats):
         self._inner = inner
         self._stage = stage
@@ -161,6 +167,9 @@ class StatsIterator:
 
     def skip(self, n: int) -> int:
         return self._inner.skip(n)
+
+    def stats(self) -> list[StageStats]:
+        return self._pipeline.stages() if self._pipeline is not None else []
 
     def close(self) -> None:
         self._inner.close()
