@@ -1,8 +1,9 @@
 """Image decoding and augmentation on NumPy arrays (``H x W x C``, or ``N x H x W x C`` where noted), like tf.image.
 
 Decoding uses libjpeg-turbo through simplejpeg (JPEG), OpenCV (PNG, BMP) and Pillow (GIF); resizing uses OpenCV.
-All release the GIL, so they scale on a thread pool. Results match TensorFlow's within the tolerances stated in
-``docs/formats.md`` (and checked by ``tests/differential/test_image_ops.py``).
+All release the GIL, so they scale on a thread pool. OpenCV is set to one thread per call (its own threads would
+compete with parafeed's workers, which parallelise across elements). Results match TensorFlow's within the
+tolerances stated in ``docs/formats.md`` (and checked by ``tests/differential/test_image_ops.py``).
 
 Random ops come in tf.image's two flavours: ``random_*`` draw from a generator kept per ``seed`` (or the one passed
 as ``rng``), ``stateless_random_*`` depend only on ``seed=(a, b)``, so they are reproducible in parallel pipelines.
@@ -20,6 +21,16 @@ from parafeed.errors import InvalidArgumentError
 
 _JPEG, _PNG, _GIF, _BMP = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8", b"BM"
 _COLORSPACES = {1: "GRAY", 3: "RGB"}
+
+
+def _cv2() -> Any:
+    """OpenCV, limited to one thread per call: parafeed parallelises across elements, and OpenCV's own threads
+    would spin (sched_yield) against parafeed's workers for the same cores."""
+    import cv2
+
+    if cv2.getNumThreads() != 1:
+        cv2.setNumThreads(1)
+    return cv2
 
 
 def _check_bytes(step: str, contents: Any) -> bytes:
@@ -94,8 +105,7 @@ def decode_png(contents: bytes, channels: int = 0, dtype: Any = np.uint8) -> np.
 
 
 def _decode_cv2(step: str, data: bytes, channels: int, dtype: np.dtype) -> np.ndarray:
-    import cv2
-
+    cv2 = _cv2()
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if image is None:
         raise InvalidArgumentError(f"{step}: the image data ({len(data)} bytes) is corrupt or truncated")
@@ -186,8 +196,7 @@ def resize(images: np.ndarray, size: tuple[int, int], method: str = "bilinear", 
     Methods ``"bilinear"`` (half-pixel centres, as tf), ``"nearest"`` and ``"area"``. Output is float32, except
     ``"nearest"``, which keeps the dtype, as in TensorFlow.
     """
-    import cv2
-
+    cv2 = _cv2()
     step = "resize()"
     images = np.asarray(images)
     if images.ndim not in (3, 4):
@@ -203,10 +212,6 @@ def resize(images: np.ndarray, size: tuple[int, int], method: str = "bilinear", 
     if preserve_aspect_ratio:
         scale = min(height / h, width / w)
         height, width = max(1, round(h * scale)), max(1, round(w * scale))
-    if method != "nearest" and images.dtype != np.float32:
-        images = images.astype(np.float32)
-    if images.dtype not in (np.uint8, np.uint16, np.int16, np.float32, np.float64):
-        images = images.astype(np.float32)
     if method == "nearest":  # tf's half-pixel-centre rule, exactly, by indexing
         rows = np.minimum(np.floor((np.arange(height) + 0.5) * (h / height)).astype(np.intp), h - 1)
         cols = np.minimum(np.floor((np.arange(width) + 0.5) * (w / width)).astype(np.intp), w - 1)
@@ -214,12 +219,27 @@ def resize(images: np.ndarray, size: tuple[int, int], method: str = "bilinear", 
     flag = getattr(cv2, _CV2_METHODS[method])
 
     def one(image: np.ndarray) -> np.ndarray:
-        out = cv2.resize(image, (width, height), interpolation=flag)
+        # tf resizes in float32: convert in a per-thread scratch buffer, not a fresh array per image
+        source = image if image.dtype == np.float32 else _float32_scratch(image)
+        out = cv2.resize(source, (width, height), interpolation=flag)
         return out if out.ndim == 3 else out[:, :, None]
 
     if images.ndim == 3:
         return one(images)
     return np.stack([one(im) for im in images]) if len(images) else np.zeros((0, height, width, images.shape[3]))
+
+
+_scratch = threading.local()
+
+
+def _float32_scratch(image: np.ndarray) -> np.ndarray:
+    """``image`` as float32 in this thread's reusable buffer (valid until the thread's next call)."""
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.size < image.size:
+        buf = _scratch.buf = np.empty(image.size, np.float32)
+    view = buf[: image.size].reshape(image.shape)
+    np.copyto(view, image, casting="unsafe")
+    return view
 
 
 def central_crop(image: np.ndarray, central_fraction: float) -> np.ndarray:

@@ -188,6 +188,9 @@ class _InterleaveIterator(DatasetIterator):
         super().close()
 
 
+INPUT_CHUNK = 16  # elements an input's thread hands over at a time (sooner if they come slowly)
+
+
 class _ParallelInterleaveIterator(_InterleaveIterator):
     """The serial interleave's order (when deterministic), with every open input read ahead on a thread of its own.
 
@@ -201,10 +204,10 @@ class _ParallelInterleaveIterator(_InterleaveIterator):
         super().__init__(parent, ds)
         self._limit = threading.Semaphore(parallelism)
         self._deterministic = deterministic
-        self._ahead = max(2, ds._block_length)
+        self._chunk = max(ds._block_length, INPUT_CHUNK)
 
     def _open_input(self, it: DatasetIterator) -> Any:
-        return BackgroundIterator(it, self._ahead, "parafeed-interleave", self._limit)
+        return BackgroundIterator(it, 2, "parafeed-interleave", self._limit, self._chunk)
 
     def _fill(self, slot: int) -> bool:
         if not super()._fill(slot):

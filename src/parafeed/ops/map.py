@@ -45,17 +45,18 @@ class MapDataset(Dataset):
         if (self._executor or current_options().resolve("executor")) == "process":
             from parafeed.parallel.processes import process_executor_factory
 
-            make, target, serial = process_executor_factory(self, element_fn), PROCESS_TASK_SECONDS, None
+            make, target, serial, depth = process_executor_factory(self, element_fn), PROCESS_TASK_SECONDS, None, 2
         else:
             from parafeed.parallel.threads import ThreadExecutor
 
             def make(workers: int, results: Any) -> ThreadExecutor:
                 return ThreadExecutor(element_fn, workers, results)
 
-            target, serial = THREAD_TASK_SECONDS, self._serial_iterator
+            target, serial, depth = THREAD_TASK_SECONDS, self._serial_iterator, 8
         return ParallelMapIterator(
-            parent, element_fn, self._fn, "map()", self._num_parallel_calls, self._deterministic, make, target, serial
-        )
+            parent, element_fn, self._fn, "map()", self._num_parallel_calls, self._deterministic, make, target, serial,
+            depth,
+        )  # fmt: skip
 
     def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:
         it = _MapIterator(parent, self._fn)
@@ -71,7 +72,7 @@ class MapDataset(Dataset):
         return self._parents[0]._cardinality()
 
 
-THREAD_TASK_SECONDS = 0.002  # target duration of one task: amortises the hand-off, keeps workers balanced
+THREAD_TASK_SECONDS = 0.005  # target duration of one task: amortises the hand-off, keeps workers balanced
 PROCESS_TASK_SECONDS = 0.01
 
 

@@ -16,8 +16,9 @@ AUTOTUNE_MAX = 64  # elements: the most prefetch(AUTOTUNE) buffers
 class PrefetchDataset(PassThroughDataset):
     """The input's elements, produced up to ``buffer_size`` ahead by a background thread (0: no prefetching).
 
-    ``AUTOTUNE`` starts with one element and doubles the buffer each time the consumer finds it empty, up to
-    ``AUTOTUNE_MAX`` and within the pipeline's RAM budget.
+    ``AUTOTUNE`` starts with one element and doubles the buffer when the consumer finds it empty after it had been
+    full (the producer is faster at times, slower at others: a bigger buffer smooths that; a producer that is just
+    slower gains nothing from one), up to ``AUTOTUNE_MAX`` elements and within the pipeline's RAM budget.
     """
 
     def __init__(self, parent: Dataset, buffer_size: int, name: str | None = None):
@@ -42,6 +43,7 @@ class _PrefetchIterator(DatasetIterator):
         self._size = 1 if self._autotune else buffer_size
         self._context = current_pipeline()
         self._element_bytes = 0  # size of the first element, to charge buffer growth to the RAM budget
+        self._was_full = False
         self._background: BackgroundIterator | None = None
         self._reserved = 0  # bytes taken from the RAM budget for buffer growth
 
@@ -51,8 +53,13 @@ class _PrefetchIterator(DatasetIterator):
             background = self._background = BackgroundIterator(self._parent, self._size, "parafeed-prefetch")
             if self._stage is not None:
                 self._stage.threaded, self._stage.buffer_size = True, self._size
-        if self._autotune and not background.ready():
-            self._grow(background)
+        if self._autotune:
+            buffered = background.buffered
+            if buffered >= background.size:
+                self._was_full = True  # the producer has been held back by the buffer's size
+            elif buffered == 0 and self._was_full:
+                self._was_full = False
+                self._grow(background)  # it ran dry after being full: a bigger buffer absorbs the bursts
         x = background.get()
         if self._autotune and not self._element_bytes:
             self._element_bytes = element_bytes(x)

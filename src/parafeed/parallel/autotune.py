@@ -9,8 +9,9 @@ by default the CPU count), and buffered bytes stay within ``Options.ram_budget``
 Task size (elements per task) is set from the measured time per element so that one task takes about
 ``TARGET_TASK_SECONDS``: long enough to amortise the hand-off to a worker, short enough to balance the workers.
 
-Prefetch buffers start at 1 element and double, up to 64 and within the RAM budget, each time the consumer finds
-the buffer empty.
+Prefetch buffers start at 1 element and double, up to 64 and within the RAM budget, each time the consumer finds the
+buffer empty after it had been full: the producer is bursty, and a bigger buffer absorbs the bursts (a producer that
+is simply slower than the consumer gains nothing from a bigger buffer, so it does not get one).
 """
 
 from __future__ import annotations

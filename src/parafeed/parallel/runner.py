@@ -1,8 +1,8 @@
 """The parallel map runner: feeds an executor with chunks of input, returns results in order (or as they finish).
 
 A feeder thread pulls input elements, groups them into chunks (tasks) and submits them while fewer than
-``parallelism`` chunks are outstanding; the consumer takes finished chunks, in input order when deterministic (the
-same elements as a serial map, in the same order) or in completion order otherwise. A chunk stays outstanding until
+``parallelism x depth`` chunks are outstanding; the consumer takes finished chunks, in input order when deterministic
+(the same elements as a serial map, in the same order) or in completion order otherwise. A chunk stays outstanding until
 the consumer takes it, so memory is bounded. Errors keep their place: an exception from the function on element
 ``i`` is raised when element ``i`` would have been returned, with a note naming the step and ``i``, and iteration
 goes on after it, as in a serial map.
@@ -35,9 +35,9 @@ _PROBE, _PARALLEL = "probe", "parallel"
 class _Shared:
     """State shared by the consumer and the feeder thread (never the iterator itself, so it can be collected)."""
 
-    def __init__(self, parallelism: int, chunk: int):
+    def __init__(self, limit: int, chunk: int):
         self.cond = threading.Condition()
-        self.parallelism = parallelism
+        self.limit = limit  # chunks outstanding at most (submitted, not yet taken by the consumer)
         self.in_flight = 0
         self.chunk = chunk
         self.stop = False
@@ -51,7 +51,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
     try:
         while True:
             with shared.cond:
-                while shared.in_flight >= shared.parallelism and not shared.stop:
+                while shared.in_flight >= shared.limit and not shared.stop:
                     shared.cond.wait(0.1)
                 if shared.stop:
                     return
@@ -103,6 +103,7 @@ class ParallelMapIterator(DatasetIterator):
         make_executor: Callable[[int, queue.SimpleQueue], Any],
         target_task_seconds: float,
         make_serial: Callable[[DatasetIterator, int], DatasetIterator] | None = None,
+        depth: int = 1,
     ):
         super().__init__()
         options = current_options()
@@ -116,6 +117,7 @@ class ParallelMapIterator(DatasetIterator):
         self._tuner = ParallelismTuner(self._max, start=2 if autotune else self._max) if autotune else None
         self._make_executor = make_executor
         self._target = target_task_seconds
+        self._depth = depth  # chunks outstanding per unit of parallelism (2: a worker always has its next task)
         # AUTOTUNE on threads times the function first (probe), then maps inline or in parallel
         self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
         self._make_serial = make_serial
@@ -228,9 +230,9 @@ class ParallelMapIterator(DatasetIterator):
         if self._tuner is not None:
             self._tuner.record(0, waited)
             value = self._tuner.update()
-            if value != self._shared.parallelism:  # type: ignore[union-attr]
+            if value * self._depth != self._shared.limit:  # type: ignore[union-attr]
                 with self._shared.cond:  # type: ignore[union-attr]
-                    self._shared.parallelism = value  # type: ignore[union-attr]
+                    self._shared.limit = value * self._depth  # type: ignore[union-attr]
                     self._shared.cond.notify()  # type: ignore[union-attr]
             if self._stage is not None:
                 self._stage.parallelism = value
@@ -240,7 +242,7 @@ class ParallelMapIterator(DatasetIterator):
     def _start(self) -> None:
         parallelism = self._tuner.value if self._tuner is not None else self._max
         chunk = task_size(self._per_element, self._target) if self._per_element else 1
-        shared = self._shared = _Shared(parallelism, chunk)
+        shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
         self._executor = self._make_executor(self._max, shared.results)
         self._feeder = threading.Thread(

@@ -1,0 +1,37 @@
+"""P5: 2,000 JPEG photos (500x375) in 4 TFRecord shards of tf.Examples -> parse -> decode -> resize to 224x224
+-> float32 / 255 -> batch 64, images/s.
+
+parafeed and tf.data read the TFRecord shards; PyTorch's DataLoader and Grain, which cannot read TFRecord, get the
+same records from memory and decode them with the same libraries as parafeed (2 workers each).
+Usage: python benchmarks/images.py [--runs 5] [--data bench-data]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import harness
+import workloads
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--data", default="bench-data")
+    args = parser.parse_args()
+    paths = workloads.make_photo_shards(os.path.join(args.data, "photos"))
+    candidates = {}
+    for make in (workloads.parafeed_images, workloads.tf_images, workloads.torch_images, workloads.grain_images):
+        candidates.update(make(paths))
+    rates = harness.run(candidates, runs=args.runs)
+    harness.report("images", "P5 images: TFRecord -> parse -> decode JPEG -> resize 224 -> /255 -> batch 64", rates,
+                   "images/s", baseline="tf.data (AUTOTUNE)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

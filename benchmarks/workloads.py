@@ -1,0 +1,215 @@
+"""Workload functions and the anchor libraries' versions of each pipeline, shared by the benchmark scripts.
+
+Every ``*_<workload>`` function returns ``{label: run}`` where ``run()`` does one epoch and returns the number of
+elements it produced; a library that is not installed contributes nothing (and is reported missing). Pipelines are
+built once and run for several epochs (workers kept between epochs where the library allows it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def multiply_add(x):
+    """~1.6 ms of pure Python on the 2-core development machine: 20,000 multiply-adds."""
+    acc = 0.0
+    for i in range(20000):
+        acc = acc * 0.5 + i
+    return np.float64(acc + int(x))
+
+
+def _missing(name: str) -> dict:
+    print(f"{name} not installed: skipped")
+    return {}
+
+
+def _count(it) -> int:
+    return sum(len(b) if getattr(b, "ndim", 0) else 1 for b in it)
+
+
+def parafeed_python_fn(n: int, batch: int | None) -> dict:
+    import parafeed as pf
+
+    def build(**kwargs):
+        ds = pf.Dataset.range(n).map(multiply_add, **kwargs)
+        return ds if batch is None else ds.batch(batch)
+
+    parallel, serial = build(num_parallel_calls=pf.AUTOTUNE, executor="process"), build()
+    return {"parafeed (processes, AUTOTUNE)": lambda: _count(parallel), "parafeed (serial)": lambda: _count(serial)}
+
+
+def tf_python_fn(n: int, batch: int | None) -> dict:
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return _missing("tensorflow")
+
+    def wrapped(x):
+        return tf.py_function(lambda v: multiply_add(v.numpy()), [x], tf.float64)
+
+    def build(**kwargs):
+        ds = tf.data.Dataset.range(n).map(wrapped, **kwargs)
+        return ds if batch is None else ds.batch(batch)
+
+    auto, serial = build(num_parallel_calls=tf.data.AUTOTUNE), build()
+    return {
+        "tf.data (py_function, AUTOTUNE)": lambda: _count(auto),
+        "tf.data (py_function, serial)": lambda: _count(serial),
+    }
+
+
+def torch_python_fn(n: int, batch: int | None) -> dict:
+    try:
+        import torch.utils.data as tud
+    except ImportError:
+        return _missing("torch")
+
+    class Items(tud.Dataset):
+        def __len__(self) -> int:
+            return n
+
+        def __getitem__(self, i: int):
+            return multiply_add(i)
+
+    loader = tud.DataLoader(Items(), batch_size=batch, num_workers=2, persistent_workers=True)
+    return {"PyTorch DataLoader (2 workers)": lambda: _count(loader)}
+
+
+def grain_python_fn(n: int, batch: int | None) -> dict:
+    try:
+        import grain
+    except ImportError:
+        return _missing("grain")
+
+    def epoch() -> int:
+        ds = grain.MapDataset.range(n).map(multiply_add)
+        ds = (ds if batch is None else ds.batch(batch)).to_iter_dataset()
+        return _count(ds.mp_prefetch(grain.multiprocessing.MultiprocessingOptions(num_workers=2)))
+
+    return {"Grain (2 workers)": epoch}
+
+
+# ---------------------------------------------------------------------------------------------- P5 images
+
+IMAGE_SIZE = (224, 224)
+IMAGE_BATCH = 64
+
+
+def make_photo_shards(folder: str, count: int = 2000, shards: int = 4) -> list[str]:
+    """``count`` JPEG photos (500x375 crops of scikit-learn's two sample photos, quality 90) as tf.Examples in
+    ``shards`` TFRecord files; made once and reused."""
+    import os
+
+    import parafeed as pf
+
+    paths = [os.path.join(folder, f"photos-{i:05d}-of-{shards:05d}.tfrecord") for i in range(shards)]
+    if all(os.path.exists(p) for p in paths):
+        return paths
+    import cv2
+    from sklearn.datasets import load_sample_images
+
+    photos = load_sample_images().images
+    rng = np.random.default_rng(0)
+    os.makedirs(folder, exist_ok=True)
+    writers = [pf.io.TFRecordWriter(p + ".tmp") for p in paths]
+    for i in range(count):
+        photo = photos[i % len(photos)]
+        y, x = rng.integers(0, photo.shape[0] - 375), rng.integers(0, photo.shape[1] - 500)
+        crop = photo[y : y + 375, x : x + 500]
+        if rng.random() < 0.5:
+            crop = crop[:, ::-1]
+        jpeg = cv2.imencode(".jpg", np.ascontiguousarray(crop[:, :, ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90])[1]
+        writers[i % shards].write(pf.io.serialize_example({"image": jpeg.tobytes(), "label": i % len(photos)}))
+    for w, p in zip(writers, paths):
+        w.close()
+        os.replace(p + ".tmp", p)
+    return paths
+
+
+def parafeed_images(paths: list[str]) -> dict:
+    import parafeed as pf
+
+    spec = {"image": pf.io.FixedLenFeature([], "string"), "label": pf.io.FixedLenFeature([], "int64")}
+
+    def preprocess(record):
+        example = pf.io.parse_single_example(record, spec)
+        image = pf.image.resize(pf.image.decode_jpeg(example["image"], channels=3), IMAGE_SIZE)
+        return image / 255.0, example["label"]
+
+    ds = pf.TFRecordDataset(paths, num_parallel_reads=4).map(preprocess, num_parallel_calls=pf.AUTOTUNE)
+    ds = ds.batch(IMAGE_BATCH).prefetch(pf.AUTOTUNE)
+    return {"parafeed (threads, AUTOTUNE)": lambda: sum(len(y) for _, y in ds)}
+
+
+def tf_images(paths: list[str]) -> dict:
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return _missing("tensorflow")
+    spec = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+    def preprocess(record):
+        example = tf.io.parse_single_example(record, spec)
+        image = tf.image.resize(tf.io.decode_jpeg(example["image"], channels=3), IMAGE_SIZE)
+        return image / 255.0, example["label"]
+
+    def build(**kwargs):
+        ds = tf.data.TFRecordDataset(paths, num_parallel_reads=4).map(preprocess, **kwargs)
+        return ds.batch(IMAGE_BATCH).prefetch(tf.data.AUTOTUNE)
+
+    auto, serial = build(num_parallel_calls=tf.data.AUTOTUNE), build()
+    return {
+        "tf.data (AUTOTUNE)": lambda: sum(len(y) for _, y in auto),
+        "tf.data (serial)": lambda: sum(len(y) for _, y in serial),
+    }
+
+
+def _records(paths: list[str]) -> list[bytes]:
+    import parafeed as pf
+
+    return list(pf.TFRecordDataset(paths))
+
+
+def _preprocess_numpy(record: bytes):
+    import parafeed as pf
+
+    spec = {"image": pf.io.FixedLenFeature([], "string"), "label": pf.io.FixedLenFeature([], "int64")}
+    example = pf.io.parse_single_example(record, spec)
+    image = pf.image.resize(pf.image.decode_jpeg(example["image"], channels=3), IMAGE_SIZE)
+    return image / 255.0, example["label"]
+
+
+def torch_images(paths: list[str]) -> dict:
+    """PyTorch has no TFRecord reader: a map-style dataset over the records (read into memory once), decoded with
+    the same libraries as parafeed, 2 workers."""
+    try:
+        import torch.utils.data as tud
+    except ImportError:
+        return _missing("torch")
+    records = _records(paths)
+
+    class Photos(tud.Dataset):
+        def __len__(self) -> int:
+            return len(records)
+
+        def __getitem__(self, i: int):
+            return _preprocess_numpy(records[i])
+
+    loader = tud.DataLoader(Photos(), batch_size=IMAGE_BATCH, num_workers=2, persistent_workers=True)
+    return {"PyTorch DataLoader (2 workers)": lambda: sum(len(y) for _, y in loader)}
+
+
+def grain_images(paths: list[str]) -> dict:
+    """Grain reads no TFRecord either: the records in memory as its source, the same decoding, 2 workers."""
+    try:
+        import grain
+    except ImportError:
+        return _missing("grain")
+    records = _records(paths)
+
+    def epoch() -> int:
+        ds = grain.MapDataset.source(records).map(_preprocess_numpy).batch(IMAGE_BATCH).to_iter_dataset()
+        ds = ds.mp_prefetch(grain.multiprocessing.MultiprocessingOptions(num_workers=2))
+        return sum(len(y) for _, y in ds)
+
+    return {"Grain (2 workers)": epoch}
