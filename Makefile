@@ -33,6 +33,8 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/formats.py
+	$(BIN)/python benchmarks/images.py
+	$(BIN)/python benchmarks/python_fn.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
