@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from parafeed import buffers
 from parafeed.arguments import as_int, positive_int
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.elements import SCALAR_TYPES
@@ -34,6 +35,9 @@ def stack_leaves(leaves: list, step: str, component: str = "0") -> np.ndarray:
         return out
     try:
         if isinstance(first, np.ndarray):
+            dtype = first.dtype
+            if first.nbytes * len(leaves) >= buffers.MIN_BYTES and all(x.dtype == dtype for x in leaves):
+                return np.stack(leaves, out=buffers.empty((len(leaves), *first.shape), dtype))
             return np.stack(leaves)
         out = np.array(leaves)
     except ValueError:
