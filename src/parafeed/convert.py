@@ -28,6 +28,7 @@ from parafeed.errors import InvalidArgumentError
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 MANIFEST_SUFFIX = ".manifest.json"
+LABELS_SUFFIX = ".labels.npz"
 
 
 @dataclass
@@ -231,14 +232,10 @@ def encode_npz_row(item: tuple[str, int]) -> bytes:
 def plan_shards(n: int, labels: Sequence[int] | None, num_shards: int, seed: int) -> list[list[int]]:
     """Item indices per shard: counts within 1, each class dealt round-robin so shard histograms are within 1 of
     the ideal; the order inside a shard is shuffled. Deterministic for a seed."""
-    rng = np.random.default_rng(seed)
-    if labels is None:
-        order = rng.permutation(n)
-    else:
-        labels_arr = np.asarray(labels)
-        order = np.concatenate([rng.permutation(np.flatnonzero(labels_arr == c)) for c in np.unique(labels_arr)])
-    shards = [order[s::num_shards] for s in range(num_shards)]
-    return [rng.permutation(s).tolist() for s in shards]
+    from parafeed.distribute.balance import deal
+
+    rng = np.random.default_rng(seed + 1)
+    return [rng.permutation(s).tolist() for s in deal(labels, num_shards, seed, n)]
 
 
 # ---------------------------------------------------------------------------------------------- writing
@@ -369,6 +366,13 @@ def convert(
         "shards": shards,
         "skipped": source.skipped,
     }
+    if source.labels is not None:  # every record's label, in shard order: lets replicas split by class for free
+        labels_path = os.path.join(out, name + LABELS_SUFFIX)
+        with open(labels_path + ".tmp", "wb") as f:
+            np.savez(f, **{f"shard_{s:05d}": np.array([source.labels[i] for i in idx], np.int64)
+                           for s, idx in enumerate(plan)})  # fmt: skip
+        os.replace(labels_path + ".tmp", labels_path)
+        manifest["labels_file"] = os.path.basename(labels_path)
     tmp = manifest_path + f".tmp-{os.getpid()}"
     with open(tmp, "w") as f:
         json.dump(manifest, f, indent=2)
@@ -401,3 +405,20 @@ def manifest_features(manifest: dict) -> dict:
     from parafeed.io import FixedLenFeature
 
     return {k: FixedLenFeature(v["shape"], v["dtype"]) for k, v in manifest["features"].items()}
+
+
+def manifest_labels(files: Sequence[str]) -> list[np.ndarray] | None:
+    """Every record's label for ``files``, if they are shards of a manifest (beside them) that recorded labels."""
+    folder = os.path.dirname(os.path.abspath(files[0])) if files else ""
+    if not folder or not os.path.isdir(folder):
+        return None
+    for name in os.listdir(folder):
+        if not name.endswith(MANIFEST_SUFFIX):
+            continue
+        manifest = read_manifest(os.path.join(folder, name))
+        by_file = {s["file"]: i for i, s in enumerate(manifest["shards"])}
+        if "labels_file" not in manifest or any(os.path.basename(f) not in by_file for f in files):
+            continue
+        with np.load(os.path.join(folder, manifest["labels_file"]), allow_pickle=False) as data:
+            return [data[f"shard_{by_file[os.path.basename(f)]:05d}"] for f in files]
+    return None

@@ -117,6 +117,15 @@ class Dataset:
     def _cardinality(self) -> int:
         return UNKNOWN
 
+    _count_preserving = False  # one output per input element (map, shuffle, prefetch, cache ...)
+
+    def _replica_counts(self) -> list[int] | None:
+        """How many elements every replica's pipeline yields here, when a replica split upstream makes that known
+        (see ``distribute``); None when a step such as ``filter`` makes it unknowable."""
+        if self._count_preserving and len(self._parents) == 1:
+            return self._parents[0]._replica_counts()
+        return None
+
     def _static_shapes(self) -> bool:
         """Whether ``element_spec``'s shapes are derived statically like tf.data's, not read off a sample element.
 
@@ -189,6 +198,7 @@ class Dataset:
         out = PassThroughDataset(self, name=name)
         out._make_iterator = lambda: self._iter()  # type: ignore[method-assign]
         out._own_options = options
+        out._count_preserving = True
         return out
 
     def __repr__(self) -> str:
@@ -433,6 +443,46 @@ class Dataset:
         from parafeed.ops.zip import ConcatenateDataset
 
         return ConcatenateDataset(self, dataset, name=name)
+
+    # ------------------------------------------------------------------ data parallelism
+
+    def distribute(
+        self,
+        num_replicas: int | None = None,
+        replica_id: int | None = None,
+        policy: str = "AUTO",
+        input_context: Any = None,
+        balance: str | None = None,
+        label: str = "label",
+        label_fn: Callable[[bytes], int] | None = None,
+        seed: int = 0,
+    ) -> Dataset:
+        """This pipeline for one replica: a disjoint share of the data.
+
+        ``policy``: ``"FILE"`` (whole files per replica), ``"RECORD"`` (every n-th record), ``"DATA"`` (every n-th
+        output element, tf.data's meaning), ``"AUTO"`` (FILE with at least one file per replica, else RECORD; DATA
+        without files) or ``"OFF"``. ``balance="labels"`` deals every class's records evenly (each replica within 1
+        of its share of every class; labels from a ``parafeed convert`` manifest, ``label_fn(record)`` or the
+        ``label`` feature). Replicas default to ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``.
+
+        Example:
+            >>> ds = pf.TFRecordDataset(files).distribute(2, rank).map(parse).shuffle(1000).batch(32).equal_steps()
+        """
+        from parafeed.distribute.sharding import shard_for_replica
+
+        return shard_for_replica(self, num_replicas, replica_id, policy, input_context, balance, label, label_fn, seed)
+
+    def equal_steps(self, policy: str = "pad", steps: int | None = None, name: str | None = None) -> Dataset:
+        """Exactly the same number of batches per epoch on every replica.
+
+        ``"pad"`` (default) keeps every sample exactly once and adds a weight to each batch (last in the tuple, or
+        ``"sample_weight"`` in a dict): 1 for real rows, 0 for the rows that fill short batches and short replicas.
+        ``"drop"`` stops every replica at the shortest's count; ``"repeat"`` starts a short replica's data again.
+        ``steps`` is computed from ``distribute``'s counts when they are known; otherwise give it.
+        """
+        from parafeed.distribute.balance import EqualStepsDataset
+
+        return EqualStepsDataset(self, policy, steps, name=name)
 
     # ------------------------------------------------------------------ nested datasets
 

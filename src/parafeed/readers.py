@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any
 
@@ -9,6 +10,8 @@ import numpy as np
 
 from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.errors import InvalidArgumentError
+from parafeed.ops.shuffle import ShuffleDataset
+from parafeed.ops.sources import TensorSlicesDataset
 from parafeed.structure import STRING, TensorSpec
 
 
@@ -38,7 +41,7 @@ def read_files(step: str, filenames: Any, open_file: Any, num_parallel_reads: in
 
 
 class _FileRecordsDataset(Dataset):
-    """The records of one file, read by ``reader(path)``, a DatasetIterator of bytes."""
+    """The records of one file, read by ``reader(path)``, a DatasetIterator."""
 
     def __init__(self, path: bytes, reader: Any):
         super().__init__()
@@ -55,7 +58,57 @@ class _FileRecordsDataset(Dataset):
         return UNKNOWN
 
 
-class TFRecordDataset(Dataset):
+class FileReaderDataset(Dataset):
+    """Base of the readers: the records of a list of files, read by ``reader(path)`` one file after another (or
+    ``num_parallel_reads`` files interleaved). It knows its files, so replica sharding can split them."""
+
+    _step = "reader"
+
+    def __init__(self, filenames: Any, reader: Any, num_parallel_reads: int | None, name: str | None):
+        self._files = filenames_dataset(self._step, filenames)
+        self._reader = reader
+        self._num_parallel_reads = num_parallel_reads
+
+        def open_file(path: bytes) -> Dataset:
+            return _FileRecordsDataset(path, reader)
+
+        records = read_files(self._step, self._files, open_file, num_parallel_reads)
+        super().__init__((records,), name=name)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return self._parents[0]._iter()
+
+    def _element_spec(self) -> Any:
+        return TensorSpec((), STRING)
+
+    def _sample_element(self) -> Any:
+        return self._parents[0]._sample_element()
+
+    def _with_files(self, files: Dataset) -> FileReaderDataset:
+        """The same reader over other files (replica sharding by file)."""
+        clone = copy.copy(self)
+        FileReaderDataset.__init__(clone, files, self._reader, self._num_parallel_reads, self._name)
+        return clone
+
+    def file_list(self) -> list[str] | None:
+        """The file names, when they are a fixed list (not computed by a pipeline)."""
+        files = self._files
+        if isinstance(files, ShuffleDataset):
+            files = files._parent
+        if not isinstance(files, TensorSlicesDataset):
+            return None
+        return [os.fsdecode(f) for f in files._flat[0].tolist()]
+
+    def record_count(self, path: str) -> int:
+        """Records in one file (read once to count them; TFRecord files use their index)."""
+        it = self._reader(path)
+        try:
+            return sum(1 for _ in it)
+        finally:
+            it.close()
+
+
+class TFRecordDataset(FileReaderDataset):
     """The records of TFRecord files, as ``bytes`` (like ``tf.data.TFRecordDataset``).
 
     Args:
@@ -68,6 +121,8 @@ class TFRecordDataset(Dataset):
         >>> ds = pf.TFRecordDataset(["train-0.tfrecord", "train-1.tfrecord"]).map(parse)
     """
 
+    _step = "TFRecordDataset"
+
     def __init__(
         self,
         filenames: Any,
@@ -79,27 +134,22 @@ class TFRecordDataset(Dataset):
         from parafeed.io.streams import compression_type_of
         from parafeed.io.tfrecord import DEFAULT_BUFFER_SIZE, TFRecordFileReader
 
-        compression = compression_type_of(compression_type)
+        self._compression = compression = compression_type_of(compression_type)
         size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
+        super().__init__(filenames, lambda p: TFRecordFileReader(p, compression, size), num_parallel_reads, name)
 
-        def open_file(path: bytes) -> Dataset:
-            return _FileRecordsDataset(path, lambda p: TFRecordFileReader(p, compression, size))
+    def record_count(self, path: str) -> int:
+        if self._compression:
+            return super().record_count(path)
+        from parafeed.io.index import record_offsets
 
-        records = read_files("TFRecordDataset", filenames, open_file, num_parallel_reads)
-        super().__init__((records,), name=name)
-
-    def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._iter()
-
-    def _element_spec(self) -> Any:
-        return TensorSpec((), STRING)
-
-    def _sample_element(self) -> Any:
-        return self._parents[0]._sample_element()
+        return len(record_offsets(path))
 
 
-class TextLineDataset(Dataset):
+class TextLineDataset(FileReaderDataset):
     """The lines of text files as ``bytes`` without line endings (like ``tf.data.TextLineDataset``)."""
+
+    _step = "TextLineDataset"
 
     def __init__(
         self,
@@ -114,23 +164,10 @@ class TextLineDataset(Dataset):
 
         compression = compression_type_of(compression_type)
         size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
-
-        def open_file(path: bytes) -> Dataset:
-            return _FileRecordsDataset(path, lambda p: TextLineReader(p, compression, size))
-
-        super().__init__((read_files("TextLineDataset", filenames, open_file, num_parallel_reads),), name=name)
-
-    def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._iter()
-
-    def _element_spec(self) -> Any:
-        return TensorSpec((), STRING)
-
-    def _sample_element(self) -> Any:
-        return self._parents[0]._sample_element()
+        super().__init__(filenames, lambda p: TextLineReader(p, compression, size), num_parallel_reads, name)
 
 
-class CsvDataset(Dataset):
+class CsvDataset(FileReaderDataset):
     """Records of CSV files as tuples, one NumPy scalar or ``bytes`` per column (``tf.data.experimental.CsvDataset``).
 
     Args:
@@ -146,6 +183,8 @@ class CsvDataset(Dataset):
     Example:
         >>> ds = pf.CsvDataset("iris.csv", [0.0, 0.0, 0.0, 0.0, np.int64], header=True)
     """
+
+    _step = "CsvDataset"
 
     def __init__(
         self,
@@ -173,19 +212,47 @@ class CsvDataset(Dataset):
         compression = compression_type_of(compression_type)
         size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
 
-        def open_file(path: bytes) -> Dataset:
-            return _FileRecordsDataset(
-                path, lambda p: CsvReader(p, columns, compression, size, bool(header), bool(use_quote_delim))
-            )
+        def reader(path: str) -> CsvReader:
+            return CsvReader(path, columns, compression, size, bool(header), bool(use_quote_delim))
 
-        records = filenames_dataset("CsvDataset", filenames).flat_map(open_file)
-        super().__init__((records,), name=name)
-
-    def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._iter()
+        super().__init__(filenames, reader, None, name)
 
     def _element_spec(self) -> Any:
         return self._columns.spec
 
-    def _sample_element(self) -> Any:
-        return self._parents[0]._sample_element()
+
+class TFRecordSelectionDataset(Dataset):
+    """Chosen records of uncompressed TFRecord files, by position in the files' concatenation, in file order (read
+    by seeking with each file's record index): one replica's share of a stratified split."""
+
+    def __init__(self, files: list[str], counts: list[int], positions: Any, name: str | None = None):
+        super().__init__(name=name)
+        self._files = files
+        starts = np.cumsum([0, *counts])
+        positions = np.sort(np.asarray(positions, dtype=np.int64))
+        owner = np.searchsorted(starts, positions, side="right") - 1
+        self._selection = [(f, positions[owner == i] - starts[i]) for i, f in enumerate(files) if (owner == i).any()]
+        self._count = len(positions)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _SelectionIterator(self._selection)
+
+    def _element_spec(self) -> Any:
+        return TensorSpec((), STRING)
+
+    def _cardinality(self) -> int:
+        return self._count
+
+
+class _SelectionIterator(DatasetIterator):
+    def __init__(self, selection: list):
+        super().__init__()
+        from parafeed.io.index import read_records
+
+        self._records = (r for path, indices in selection for r in read_records(path, indices))
+
+    def __next__(self) -> bytes:
+        return next(self._records)
+
+    def close(self) -> None:
+        self._records.close()

@@ -12,6 +12,8 @@ import os
 import struct
 import threading
 import zlib
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -42,16 +44,7 @@ class TFRecordIndex:
 
     def read(self, i: int) -> bytes:
         """Record ``i``, with both CRCs checked."""
-        offset = int(self.offsets[i])
-        with open(self.path, "rb") as f:
-            f.seek(offset)
-            header = f.read(12)
-            (length, _) = _HEADER.unpack(header)
-            data = f.read(length + 4)
-        crc = _crc32c()
-        if len(data) < length + 4 or mask(crc(data[:length])) != _U32.unpack_from(data, length)[0]:
-            raise DataLossError(f"TFRecordIndex: {self.path}: record {i} at byte offset {offset} is corrupted")
-        return data[:length]
+        return next(read_records(self.path, [i]))
 
 
 def record_offsets(path: str) -> np.ndarray:
@@ -117,3 +110,23 @@ def _save(index_path: str, size: int, mtime_ns: int, offsets: np.ndarray) -> Non
     except OSError:  # a read-only directory: the in-memory cache still serves this process
         with contextlib.suppress(OSError):
             os.remove(tmp)
+
+
+def read_records(path: str, indices: Any) -> Iterator[bytes]:
+    """The records at ``indices`` (increasing) of one uncompressed TFRecord file, each with both CRCs checked."""
+    offsets = record_offsets(path)
+    crc = _crc32c()
+    with open(path, "rb") as f:
+        for i in indices:
+            offset = int(offsets[i])
+            f.seek(offset)
+            header = f.read(12)
+            length, length_crc = _HEADER.unpack(header)
+            data = f.read(length + 4)
+            if mask(crc(header[:8])) != length_crc or len(data) < length + 4:
+                raise DataLossError(f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}")
+            if mask(crc(data[:length])) != _U32.unpack_from(data, length)[0]:
+                raise DataLossError(
+                    f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}: bad data CRC"
+                )
+            yield data[:length]

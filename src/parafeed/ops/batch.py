@@ -110,6 +110,12 @@ class BatchDataset(Dataset):
     def _cardinality(self) -> int:
         return batched_cardinality(self._parents[0]._cardinality(), self._batch_size, self._drop_remainder)
 
+    def _replica_counts(self) -> list[int] | None:
+        counts = self._parents[0]._replica_counts()
+        return (
+            None if counts is None else [batched_cardinality(c, self._batch_size, self._drop_remainder) for c in counts]
+        )
+
 
 def batched_cardinality(n: int, batch_size: int, drop_remainder: bool) -> int:
     if n < 0:

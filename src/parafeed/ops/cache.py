@@ -20,6 +20,8 @@ class CacheDataset(PassThroughDataset):
     published only once complete, and every later iterator (in any process) reads that file.
     """
 
+    _count_preserving = True
+
     def __init__(self, parent: Dataset, filename: str | os.PathLike = "", name: str | None = None):
         super().__init__(parent, name=name)
         filename = os.fspath(filename)

@@ -17,6 +17,8 @@ from parafeed.stats import current_options
 class MapDataset(Dataset):
     """Elements ``map_func(element)``, in input order."""
 
+    _count_preserving = True
+
     def __init__(
         self,
         parent: Dataset,

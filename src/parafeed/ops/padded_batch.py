@@ -66,6 +66,12 @@ class PaddedBatchDataset(Dataset):
     def _cardinality(self) -> int:
         return batched_cardinality(self._parents[0]._cardinality(), self._batch_size, self._drop_remainder)
 
+    def _replica_counts(self) -> list[int] | None:
+        counts = self._parents[0]._replica_counts()
+        return (
+            None if counts is None else [batched_cardinality(c, self._batch_size, self._drop_remainder) for c in counts]
+        )
+
 
 def _flat_shapes(structure: Any, padded_shapes: Any) -> list:
     shapes: list = []

@@ -21,6 +21,8 @@ class PrefetchDataset(PassThroughDataset):
     slower gains nothing from one), up to ``AUTOTUNE_MAX`` elements and within the pipeline's RAM budget.
     """
 
+    _count_preserving = True
+
     def __init__(self, parent: Dataset, buffer_size: int, name: str | None = None):
         super().__init__(parent, name=name)
         n = as_int("prefetch()", "buffer_size", buffer_size)

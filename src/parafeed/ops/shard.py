@@ -22,7 +22,7 @@ class ShardDataset(PassThroughDataset):
             )
 
     def _make_iterator(self) -> DatasetIterator:
-        return _ShardIterator(self._parent._iter(), self._num_shards, self._index)
+        return ShardIterator(self._parent._iter(), self._num_shards, self._index)
 
     def _cardinality(self) -> int:
         n = self._parent._cardinality()
@@ -31,7 +31,7 @@ class ShardDataset(PassThroughDataset):
         return n // self._num_shards + (1 if n % self._num_shards > self._index else 0)
 
 
-class _ShardIterator(DatasetIterator):
+class ShardIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, num_shards: int, index: int):
         super().__init__(parent)
         self._parent = parent

@@ -22,6 +22,8 @@ class ShuffleDataset(PassThroughDataset):
     Without a seed, the order differs from one dataset object to the next.
     """
 
+    _count_preserving = True
+
     def __init__(
         self,
         parent: Dataset,
@@ -32,6 +34,7 @@ class ShuffleDataset(PassThroughDataset):
     ):
         super().__init__(parent, name=name)
         self._buffer_size = positive_int("shuffle()", "buffer_size", buffer_size)
+        self._seeded = seed is not None
         self._seed = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
         self._reshuffle = bool(reshuffle_each_iteration)
         self._epochs = itertools.count()
