@@ -7,7 +7,7 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import errors, image, io
+from parafeed import distribute, errors, image, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.options import Options
 from parafeed.readers import CsvDataset, TextLineDataset, TFRecordDataset
@@ -34,6 +34,7 @@ __all__ = [
     "TFRecordDataset",
     "TensorSpec",
     "TextLineDataset",
+    "distribute",
     "errors",
     "image",
     "io",

@@ -484,6 +484,19 @@ class Dataset:
 
         return EqualStepsDataset(self, policy, steps, name=name)
 
+    def to_tf(self, output_signature: Any = None) -> Any:
+        """This pipeline as a ``tf.data.Dataset`` (for Keras ``fit`` and tf.distribute strategies); batch first."""
+        from parafeed.adapters.tf import to_tf
+
+        return to_tf(self, output_signature)
+
+    def to_torch(self, distribute: bool = False, **distribute_args: Any) -> Any:
+        """This pipeline as a PyTorch ``IterableDataset`` of tensors sharing parafeed's memory; with ``distribute``,
+        split by ``torch.distributed`` rank."""
+        from parafeed.adapters.torch import to_torch
+
+        return to_torch(self, distribute, **distribute_args)
+
     # ------------------------------------------------------------------ nested datasets
 
     def flat_map(self, map_func: Callable[..., Dataset], name: str | None = None) -> Dataset:

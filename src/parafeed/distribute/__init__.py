@@ -12,17 +12,21 @@ from parafeed.distribute.balance import (
     split_batches,
     weighted_sizes,
 )
+from parafeed.distribute.report import BalanceReport, plan_labels, report
 from parafeed.distribute.sharding import POLICIES, ShardPlan, record_labels, replica_context, shard_for_replica
 
 __all__ = [
+    "BalanceReport",
     "EQUAL_STEPS_POLICIES",
     "POLICIES",
     "ShardPlan",
     "SpeedBalancer",
     "deal",
     "loss_scale",
+    "plan_labels",
     "record_labels",
     "replica_context",
+    "report",
     "shard_for_replica",
     "split_batches",
     "weighted_sizes",
