@@ -1,5 +1,5 @@
-"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord files, ``bench``
-a pipeline."""
+"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord files,
+``report`` how replicas would split them, ``bench`` a pipeline, run the ``demo``."""
 
 from __future__ import annotations
 
@@ -44,6 +44,28 @@ def _bench(args: argparse.Namespace) -> int:
     return main(args.script, args.seconds)
 
 
+def _report(args: argparse.Namespace) -> int:
+    import parafeed as pf
+    from parafeed.convert import manifest_files, read_manifest
+
+    manifest = read_manifest(args.shards)
+    files = manifest_files(manifest)
+    policy = args.policy.upper()
+    balance = "labels" if policy == "LABELS" else None
+    ds = pf.TFRecordDataset(files).distribute(
+        args.replicas, 0, policy="AUTO" if balance else policy, balance=balance, label=args.label
+    )
+    labels = pf.distribute.plan_labels(ds.plan, files, args.label)
+    title = f"{manifest['name']}: {args.replicas} replicas, {ds.plan.policy} sharding"
+    result = pf.distribute.report(labels, manifest.get("label_names"), title)
+    print(result.table())
+    for note in ds.plan.notes:
+        print(f"note: {note}")
+    if args.png:
+        print(f"plot: {result.to_png(args.png)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parafeed", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -67,6 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="label", help="feature holding the label (default: label)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=_inspect)
+
+    p = sub.add_parser("report", help="per-replica sample counts, class histograms and imbalance of a split")
+    p.add_argument("shards", help="a `parafeed convert` output folder or its .manifest.json")
+    p.add_argument("--replicas", type=int, required=True)
+    p.add_argument("--policy", default="AUTO", choices=["AUTO", "FILE", "RECORD", "DATA", "LABELS"],
+                   help="how replicas split the data (LABELS: balance every class)")  # fmt: skip
+    p.add_argument("--label", default="label", help="feature holding the label (default: label)")
+    p.add_argument("--png", help="also write a bar chart here")
+    p.set_defaults(run=_report)
 
     p = sub.add_parser("bench", help="run a pipeline for a while; print per-stage throughput and the bottleneck")
     p.add_argument("script", help="a Python file defining `dataset` or `make_dataset()`")

@@ -79,7 +79,7 @@ class BalanceReport:
         import matplotlib.pyplot as plt
 
         replicas = len(self.histograms)
-        fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * replicas + 2), 4.0), dpi=120)
+        fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * replicas + 4), 4.5), dpi=120)
         bottom = np.zeros(replicas)
         colors = plt.get_cmap("tab20")
         for c, name in enumerate(self.class_names):
@@ -89,11 +89,10 @@ class BalanceReport:
             ax.text(r, total, f"KL {kl:.4f}", ha="center", va="bottom", fontsize=8)
         ax.set_xticks(range(replicas), [f"replica {r}" for r in range(replicas)])
         ax.set_ylabel("samples per epoch")
-        ax.set_title(f"{self.title} (max/min {self.max_min:.3f})")
+        ax.set_title(f"{self.title}\nsamples max/min {self.max_min:.3f}", fontsize=10)
         if len(self.class_names) <= 20:
             ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        fig.tight_layout()
-        fig.savefig(path)
+        fig.savefig(path, bbox_inches="tight")
         plt.close(fig)
         return path
 
