@@ -18,6 +18,7 @@ import os
 import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
+import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -241,6 +242,12 @@ def plan_shards(n: int, labels: Sequence[int] | None, num_shards: int, seed: int
 # ---------------------------------------------------------------------------------------------- writing
 
 
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes forked from a clean server process: forking the caller itself can deadlock the children when
+    it runs threads (OpenCV's pool, a prefetch) that hold locks at the time of the fork."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+
+
 def _run_parallel(fn: Callable, args: list, workers: int | None, what: str) -> dict[int, Any]:
     """``{i: fn(args[i])}`` over worker processes with a progress bar; results that are None are left out."""
     from tqdm import tqdm
@@ -248,7 +255,7 @@ def _run_parallel(fn: Callable, args: list, workers: int | None, what: str) -> d
     out: dict[int, Any] = {}
     workers = workers or os.cpu_count() or 1
     chunk = max(1, len(args) // (workers * 8))
-    with ProcessPoolExecutor(workers) as pool, tqdm(total=len(args), desc=what, unit="file", leave=False) as bar:
+    with _pool(workers) as pool, tqdm(total=len(args), desc=what, unit="file", leave=False) as bar:
         futures = {pool.submit(_apply_chunk, fn, args[i : i + chunk]): i for i in range(0, len(args), chunk)}
         for future in as_completed(futures):
             start = futures[future]
@@ -336,7 +343,7 @@ def convert(
     width = max(5, len(str(num_shards)))
     paths = [os.path.join(out, f"{name}-{s:0{width}d}-of-{num_shards:0{width}d}.tfrecord") for s in range(num_shards)]
     shards: list[dict | None] = [None] * num_shards
-    with ProcessPoolExecutor(workers or os.cpu_count() or 1) as pool, tqdm(
+    with _pool(workers or os.cpu_count() or 1) as pool, tqdm(
         total=len(source.items), desc=f"writing {num_shards} shards", unit="record"
     ) as bar:  # fmt: skip
         futures = {

@@ -30,3 +30,7 @@ class DataLossError(ParafeedError, ValueError):
 
 class WorkerError(ParafeedError, RuntimeError):
     """A worker thread or process died or failed outside the user's function."""
+
+
+class CancelledError(ParafeedError, RuntimeError):
+    """A wait was abandoned because the pipeline it served was closed."""

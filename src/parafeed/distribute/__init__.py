@@ -1,19 +1,13 @@
-"""Data-parallel distribution: replica sharding, equal steps, balance, reports.
+"""Data-parallel distribution: replica sharding, equal steps, class balance, speed-weighted batches, reports.
 
 Most users write one line: ``ds.distribute(num_replicas, replica_id)`` (or with no arguments under
 ``torch.distributed`` / ``TF_CONFIG``), then ``.batch(...).equal_steps()``. See ``docs/distribution.md``.
 """
 
-from parafeed.distribute.balance import (
-    EQUAL_STEPS_POLICIES,
-    SpeedBalancer,
-    deal,
-    loss_scale,
-    split_batches,
-    weighted_sizes,
-)
+from parafeed.distribute.balance import EQUAL_STEPS_POLICIES, count_batches, deal
 from parafeed.distribute.report import BalanceReport, plan_labels, report
 from parafeed.distribute.sharding import POLICIES, ShardPlan, record_labels, replica_context, shard_for_replica
+from parafeed.distribute.speed import SpeedBalancer, loss_scale, weighted_batch, weighted_sizes
 
 __all__ = [
     "BalanceReport",
@@ -21,6 +15,7 @@ __all__ = [
     "POLICIES",
     "ShardPlan",
     "SpeedBalancer",
+    "count_batches",
     "deal",
     "loss_scale",
     "plan_labels",
@@ -28,6 +23,6 @@ __all__ = [
     "replica_context",
     "report",
     "shard_for_replica",
-    "split_batches",
+    "weighted_batch",
     "weighted_sizes",
 ]

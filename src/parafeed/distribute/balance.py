@@ -8,24 +8,21 @@
 * :func:`deal`: the records of every class dealt round-robin between parts: each part's count of every class is
   within 1 of the ideal share, and part totals are within 1 (used by ``distribute(balance="labels")`` and by
   ``parafeed convert``).
-* :func:`weighted_sizes`, :func:`loss_scale`, :class:`SpeedBalancer`, :func:`split_batches`: per-replica batch sizes
-  in proportion to replica speed with the global batch fixed, and the loss factor that keeps the averaged gradient
-  exactly the global-batch mean.
+* :func:`count_batches`: every replica's batch count by one pass, for ``equal_steps(steps=...)`` after steps whose
+  counts cannot be known in advance (``filter``, ``group_by_window``).
 """
 
 from __future__ import annotations
 
-import math
-import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import Dataset, DatasetIterator, iterate_in
+from parafeed.dataset import INFINITE, Dataset, DatasetIterator, iterate_in
 from parafeed.errors import InvalidArgumentError
 from parafeed.stats import current_pipeline
-from parafeed.structure import TensorSpec, flatten, is_nested, map_structure, pack_as
+from parafeed.structure import TensorSpec, flatten, is_nested, map_structure
 
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")
 
@@ -40,7 +37,8 @@ def deal(labels: Sequence[int] | None, parts: int, seed: int, n: int | None = No
         order = rng.permutation(n)
     else:
         values = np.asarray(labels)
-        order = np.concatenate([rng.permutation(np.flatnonzero(values == c)) for c in np.unique(values)])
+        groups = [rng.permutation(np.flatnonzero(values == c)) for c in np.unique(values)]
+        order = np.concatenate(groups) if groups else np.zeros(0, np.int64)
     return [order[p::parts] for p in range(parts)]
 
 
@@ -61,7 +59,8 @@ class EqualStepsDataset(Dataset):
                 raise InvalidArgumentError(
                     "equal_steps(): the number of batches of every replica is not known here (a step such as "
                     "filter, interleave or group_by_window changes counts in ways only a full pass reveals). Pass "
-                    "`steps=` (the same on every replica), e.g. from pf.distribute.count_batches(...)."
+                    "`steps=` (the same on every replica), e.g. max(pf.distribute.count_batches(make_pipeline, "
+                    "num_replicas)) for policy 'pad' or 'repeat', min(...) for 'drop'."
                 )
             steps = min(counts) if policy == "drop" else max(counts)
         if not isinstance(steps, int) or steps < 0:
@@ -74,7 +73,7 @@ class EqualStepsDataset(Dataset):
 
     def _element_spec(self) -> Any:
         spec = self._parents[0].element_spec
-        return spec if self._policy != "pad" else _with_weights(spec, TensorSpec((None,), np.float32))
+        return spec if self._policy != "pad" else with_weights(spec, TensorSpec((None,), np.float32))
 
     def _cardinality(self) -> int:
         return self._steps
@@ -97,7 +96,22 @@ def _batch_size(ds: Dataset) -> int:
         node = node._parents[0]
 
 
-def _with_weights(element: Any, weights: Any) -> Any:
+def count_batches(make_pipeline: Callable[[int, int], Dataset], num_replicas: int) -> list[int]:
+    """Every replica's number of elements (batches), counted by iterating ``make_pipeline(num_replicas, r)`` once
+    for each replica ``r``; the same on every worker, so each can compute ``equal_steps``' ``steps`` from it."""
+    counts = []
+    for r in range(num_replicas):
+        ds = make_pipeline(num_replicas, r)
+        if not isinstance(ds, Dataset):
+            raise InvalidArgumentError(f"count_batches(): make_pipeline must return a pf.Dataset, got {type(ds).__name__}")
+        known = ds._cardinality()
+        if known == INFINITE:
+            raise InvalidArgumentError(f"count_batches(): replica {r}'s pipeline is infinite (a repeat())")
+        counts.append(known if known >= 0 else sum(1 for _ in ds))
+    return counts
+
+
+def with_weights(element: Any, weights: Any) -> Any:
     """The element with its sample weights added: last in a tuple, ``"sample_weight"`` in a dict."""
     if type(element) is tuple:
         return (*element, weights)
@@ -139,7 +153,7 @@ class _EqualStepsIterator(DatasetIterator):
         if self._policy != "pad":
             return x
         if x is None:  # this replica has run out: a batch of its last rows, all of weight 0
-            return _with_weights(self._last[0], np.zeros(self._batch_size, np.float32))
+            return with_weights(self._last[0], np.zeros(self._batch_size, np.float32))
         rows = _rows(x)
         self._batch_size = max(self._batch_size, rows)
         weights = np.ones(self._batch_size, np.float32)
@@ -147,7 +161,7 @@ class _EqualStepsIterator(DatasetIterator):
             x = _take_rows(x, np.arange(self._batch_size) % rows)
             weights[rows:] = 0.0
         self._last = (x,)
-        return _with_weights(x, weights)
+        return with_weights(x, weights)
 
     def _pull(self) -> Any:
         """The next input batch; for ``repeat`` a new pass when the input ends; None when ``pad`` runs out."""
@@ -179,75 +193,3 @@ class _EqualStepsIterator(DatasetIterator):
         if self._it is not None:
             self._it.close()
             self._it = None
-
-
-# ---------------------------------------------------------------------------------------------- speed
-
-
-def weighted_sizes(global_batch: int, speeds: Sequence[float]) -> list[int]:
-    """Per-replica batch sizes proportional to ``speeds``, summing to ``global_batch`` (largest remainders), each at
-    least 1 when the global batch allows."""
-    speeds = [float(s) for s in speeds]
-    if not speeds or any(not math.isfinite(s) or s <= 0 for s in speeds):
-        raise InvalidArgumentError(f"weighted_sizes(): speeds must be finite and > 0, got {speeds}")
-    if global_batch < len(speeds):
-        raise InvalidArgumentError(
-            f"weighted_sizes(): global batch {global_batch} is smaller than {len(speeds)} replicas"
-        )
-    ideal = [global_batch * s / sum(speeds) for s in speeds]
-    sizes = [max(1, math.floor(x)) for x in ideal]
-    by_remainder = sorted(range(len(ideal)), key=lambda i: ideal[i] - math.floor(ideal[i]), reverse=True)
-    i = 0
-    while sum(sizes) < global_batch:
-        sizes[by_remainder[i % len(sizes)]] += 1
-        i += 1
-    while sum(sizes) > global_batch:
-        j = max(range(len(sizes)), key=lambda k: sizes[k] - ideal[k])
-        sizes[j] -= 1
-    return sizes
-
-
-def loss_scale(sizes: Sequence[int], replica_id: int) -> float:
-    """The factor for replica ``replica_id``'s mean loss so that averaging the replicas' gradients (what
-    MirroredStrategy and DDP do) gives exactly the mean gradient over the global batch: ``n * b_r / G``."""
-    return len(sizes) * sizes[replica_id] / sum(sizes)
-
-
-class SpeedBalancer:
-    """Per-replica batch sizes re-allocated from measured step times every ``every`` steps; the global batch is fixed.
-
-    Each replica reports its step time with :meth:`record`; the speed of a replica is the samples it processed per
-    second (its batch size over its mean step time), smoothed over windows.
-    """
-
-    def __init__(self, global_batch: int, num_replicas: int, every: int = 50, speeds: Sequence[float] | None = None):
-        self.global_batch = global_batch
-        self.every = every
-        self.sizes = weighted_sizes(global_batch, speeds or [1.0] * num_replicas)
-        self._lock = threading.Lock()
-        self._times: list[list[float]] = [[] for _ in range(num_replicas)]
-        self._speeds: list[float] | None = None
-
-    def record(self, replica_id: int, step_seconds: float) -> None:
-        with self._lock:
-            self._times[replica_id].append(step_seconds)
-            if all(len(t) >= self.every for t in self._times):
-                measured = [self.sizes[r] / (sum(t) / len(t)) for r, t in enumerate(self._times)]
-                if self._speeds is not None:
-                    measured = [0.5 * m + 0.5 * s for m, s in zip(measured, self._speeds)]
-                self._speeds = measured
-                self.sizes = weighted_sizes(self.global_batch, measured)
-                self._times = [[] for _ in self._times]
-
-
-def split_batches(ds: Dataset, sizes: Sequence[int] | SpeedBalancer, replica_id: int) -> Dataset:
-    """Replica ``replica_id``'s rows of each global batch: rows ``[sum(sizes[:r]), sum(sizes[:r+1]))`` of batches of
-    ``sum(sizes)`` rows (a :class:`SpeedBalancer` supplies its current sizes at each batch)."""
-
-    def take(batch: Any) -> Any:
-        current = sizes.sizes if isinstance(sizes, SpeedBalancer) else sizes
-        start = sum(current[:replica_id])
-        rows = slice(start, start + current[replica_id])
-        return pack_as(batch, [leaf[rows] for leaf in flatten(batch)])
-
-    return ds.map(take)

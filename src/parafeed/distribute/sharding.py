@@ -210,8 +210,7 @@ def shard_for_replica(
             )
         plan.policy = "LABELS"
         return DistributedDataset(_shard_by_labels(ds, reader, files, plan, label, label_fn, seed), plan)
-    if policy == "OFF" or n == 1:
-        plan.policy = "OFF"
+    if policy == "OFF":
         return DistributedDataset(ds, plan)
     if policy == "AUTO":
         policy = "DATA" if files is None else _file_or_record(reader, files, n, plan)

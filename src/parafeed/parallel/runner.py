@@ -24,6 +24,7 @@ from parafeed.dataset import AUTOTUNE, DatasetIterator
 from parafeed.errors import WorkerError
 from parafeed.functions import user_error
 from parafeed.parallel.autotune import ParallelismTuner, task_size
+from parafeed.parallel.threads import watch_stop
 from parafeed.stats import current_options, resolve_deterministic
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
@@ -47,6 +48,7 @@ class _Shared:
 
 
 def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
+    watch_stop(lambda: shared.stop)
     seq = index = 0
     try:
         while True:

@@ -14,6 +14,19 @@ from collections.abc import Callable
 from typing import Any
 
 _STOP = None
+_local = threading.local()
+
+
+def stop_requested() -> bool:
+    """Whether the thread this runs on produces for a consumer that has closed: a source that waits for something
+    (rather than computing) checks this while waiting and gives up, so that closing a pipeline never hangs."""
+    check = getattr(_local, "stop", None)
+    return check is not None and check()
+
+
+def watch_stop(check: Callable[[], bool]) -> None:
+    """Make ``check`` tell :func:`stop_requested` on this (producer) thread whether its consumer has closed."""
+    _local.stop = check
 
 
 def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list, float]:
@@ -82,6 +95,7 @@ def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: thread
     It holds no reference to the consuming iterator, so an abandoned iterator can be garbage-collected (which sets
     ``stop``). After an error it goes on, as a serial iterator would.
     """
+    watch_stop(stop.is_set)
     try:
         while not stop.is_set():
             items: list = []
