@@ -14,11 +14,11 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import multiprocessing
 import os
 import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any

@@ -2,13 +2,12 @@ import json
 import logging
 
 import numpy as np
-
-import parafeed.convert  # noqa: F401  (pf.convert below)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import parafeed as pf
+import parafeed.convert
 from parafeed.errors import InvalidArgumentError
 
 SPEC = {"id": pf.io.FixedLenFeature([], "int64"), "label": pf.io.FixedLenFeature([], "int64")}
@@ -47,7 +46,8 @@ def test_every_policy_gives_disjoint_complete_shares(tmp_path, policy, replicas)
 def test_auto_prefers_files_when_they_split_evenly(tmp_path):
     files = write_files(tmp_path, [10, 10, 10, 10])
     assert pf.TFRecordDataset(files).distribute(2, 1).plan.policy == "FILE"
-    uneven = write_files(tmp_path / "u" if (tmp_path / "u").mkdir() is None else tmp_path, [30, 2, 2, 2])
+    (tmp_path / "uneven").mkdir()
+    uneven = write_files(tmp_path / "uneven", [30, 2, 2, 2])
     plan = pf.TFRecordDataset(uneven).distribute(2, 1).plan
     assert plan.policy == "RECORD" and "whole files would give replicas [32, 4]" in plan.notes[0]
 
@@ -61,7 +61,7 @@ def test_file_policy_with_fewer_files_than_replicas_falls_back_with_a_warning(tm
 
 
 def test_file_shards_keep_a_seeded_file_shuffle_per_replica(tmp_path):
-    files = write_files(tmp_path, [3, 3, 3, 3])
+    write_files(tmp_path, [3, 3, 3, 3])
     listed = pf.Dataset.list_files(str(tmp_path / "*.tfrecord"), seed=5)
     shares = [ids(pf.TFRecordDataset(listed).distribute(2, r, policy="FILE")) for r in range(2)]
     assert sorted(shares[0] + shares[1]) == all_ids([3, 3, 3, 3])
@@ -78,7 +78,9 @@ def test_data_policy_shards_elements_and_runs_maps_once(tmp_path):
     ds = pf.TFRecordDataset(files).map(parse).batch(4).distribute(2, 1, policy="DATA")
     got = [int(x) for b in ds for x in b]
     assert got == all_ids([20, 11])[1::2]  # every other element of the whole stream, batches rebuilt per replica
-    assert len(calls) <= 16 + 1  # the shard moved below the map: only this replica's records were parsed (+1 spec probe)
+    assert (
+        len(calls) <= 16 + 1
+    )  # the shard moved below the map: only this replica's records were parsed (+1 spec probe)
     assert ds._replica_counts() == [4, 4]  # 16 and 15 elements in batches of 4
 
 
@@ -96,7 +98,10 @@ def test_non_file_pipelines_shard_by_data():
 
 
 def test_replicas_from_tf_config_and_argument_errors(monkeypatch):
-    config = {"cluster": {"worker": ["localhost:1", "localhost:2", "localhost:3"]}, "task": {"type": "worker", "index": 2}}
+    config = {
+        "cluster": {"worker": ["localhost:1", "localhost:2", "localhost:3"]},
+        "task": {"type": "worker", "index": 2},
+    }
     monkeypatch.setenv("TF_CONFIG", json.dumps(config))
     assert pf.distribute.replica_context() == (3, 2)
     with pytest.raises(InvalidArgumentError, match="both"):
@@ -135,4 +140,9 @@ def test_label_balance_uses_the_convert_manifest(tmp_path):
     labels = pf.distribute.record_labels(files)
     assert sorted(np.concatenate(labels).tolist()) == [0] * 5 + [1] * 9 + [2] * 2
     ds = pf.TFRecordDataset(files).distribute(2, 0, balance="labels")
-    assert [np.bincount(x, minlength=3).tolist() for x in ds.plan.labels] in ([[3, 5, 1], [2, 4, 1]], [[3, 4, 1], [2, 5, 1]], [[2, 5, 1], [3, 4, 1]], [[2, 4, 1], [3, 5, 1]])
+    assert [np.bincount(x, minlength=3).tolist() for x in ds.plan.labels] in (
+        [[3, 5, 1], [2, 4, 1]],
+        [[3, 4, 1], [2, 5, 1]],
+        [[2, 5, 1], [3, 4, 1]],
+        [[2, 4, 1], [3, 5, 1]],
+    )

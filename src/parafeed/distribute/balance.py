@@ -103,7 +103,9 @@ def count_batches(make_pipeline: Callable[[int, int], Dataset], num_replicas: in
     for r in range(num_replicas):
         ds = make_pipeline(num_replicas, r)
         if not isinstance(ds, Dataset):
-            raise InvalidArgumentError(f"count_batches(): make_pipeline must return a pf.Dataset, got {type(ds).__name__}")
+            raise InvalidArgumentError(
+                f"count_batches(): make_pipeline must return a pf.Dataset, got {type(ds).__name__}"
+            )
         known = ds._cardinality()
         if known == INFINITE:
             raise InvalidArgumentError(f"count_batches(): replica {r}'s pipeline is infinite (a repeat())")

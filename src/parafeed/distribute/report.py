@@ -72,27 +72,42 @@ class BalanceReport:
         return "\n".join(lines)
 
     def to_png(self, path: str) -> str:
-        """A stacked bar chart of each replica's classes, with its KL divergence on top; returns ``path``."""
-        import matplotlib
-
+        """A two-panel chart: every replica's share of each class beside the global share, and every replica's sample
+        count with its KL divergence; returns ``path``. Needs matplotlib (``pip install parafeed[report]``)."""
+        try:
+            import matplotlib
+        except ImportError:
+            raise InvalidArgumentError("BalanceReport.to_png(): needs matplotlib: pip install 'parafeed[report]'")
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        replicas = len(self.histograms)
-        fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * replicas + 4), 4.5), dpi=120)
-        bottom = np.zeros(replicas)
-        colors = plt.get_cmap("tab20")
-        for c, name in enumerate(self.class_names):
-            ax.bar(range(replicas), self.histograms[:, c], bottom=bottom, label=name, color=colors(c % 20))
-            bottom += self.histograms[:, c]
-        for r, (total, kl) in enumerate(zip(bottom, self.kl)):
-            ax.text(r, total, f"KL {kl:.4f}", ha="center", va="bottom", fontsize=8)
-        ax.set_xticks(range(replicas), [f"replica {r}" for r in range(replicas)])
-        ax.set_ylabel("samples per epoch")
-        ax.set_title(f"{self.title}\nsamples max/min {self.max_min:.3f}", fontsize=10)
-        if len(self.class_names) <= 20:
-            ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        fig.savefig(path, bbox_inches="tight")
+        replicas, classes = self.histograms.shape
+        shares = self.histograms / np.maximum(self.histograms.sum(axis=1, keepdims=True), 1) * 100
+        total = self.histograms.sum(axis=0)
+        overall = total / max(total.sum(), 1) * 100
+        fig, (left, right) = plt.subplots(
+            1, 2, figsize=(min(14.0, max(8.0, 0.4 * classes * max(replicas, 2) + 3)), 4.2), dpi=110,
+            gridspec_kw={"width_ratios": [3, 1]},
+        )  # fmt: skip
+        width = 0.8 / replicas
+        colors = plt.get_cmap("tab10")
+        for r in range(replicas):
+            x = np.arange(classes) - 0.4 + width * (r + 0.5)
+            left.bar(x, shares[r], width, label=f"replica {r}", color=colors(r % 10))
+        left.scatter(np.arange(classes), overall, marker="_", s=400, color="black", zorder=3, label="all data")
+        left.set_xticks(range(classes), self.class_names, rotation=45 if classes > 12 else 0)
+        left.set_ylabel("share of the replica's samples (%)")
+        left.set_title("class distribution per replica", fontsize=10)
+        left.legend(fontsize=7, ncol=2 if replicas > 4 else 1)
+        right.bar(range(replicas), self.histograms.sum(axis=1), color=[colors(r % 10) for r in range(replicas)])
+        for r, (count, kl) in enumerate(zip(self.counts, self.kl)):
+            right.text(r, count, f"KL {kl:.4f}", ha="center", va="bottom", fontsize=7)
+        right.set_xticks(range(replicas), [str(r) for r in range(replicas)])
+        right.set_xlabel("replica")
+        right.set_title(f"samples (max/min {self.max_min:.3f})", fontsize=10)
+        fig.suptitle(self.title, fontsize=11)
+        fig.tight_layout()
+        fig.savefig(path)
         plt.close(fig)
         return path
 

@@ -102,6 +102,7 @@ class SpeedBalancer:
         self._seconds: dict[int, list[float]] = {}  # window -> every replica's summed step seconds
         self._steps: dict[int, set[int]] = {}  # window -> steps recorded
         self._speeds: list[float] | None = None
+        self._finished = -1  # the last window whose step times are all in
         self._cond = threading.Condition()
 
     @property
@@ -139,8 +140,12 @@ class SpeedBalancer:
             )
         window = step // self.every
         with self._cond:
+            if window <= self._finished:  # recorded already
+                return
             if window not in self._sizes:
-                raise InvalidArgumentError(f"SpeedBalancer.record(): step {step} was never split; record steps in order")
+                raise InvalidArgumentError(
+                    f"SpeedBalancer.record(): step {step} was never split; record steps in order"
+                )
             done = self._steps.setdefault(window, set())
             if step in done:
                 return
@@ -157,6 +162,7 @@ class SpeedBalancer:
             self._speeds = speeds
             self._sizes[window + 2] = weighted_sizes(self.global_batch, speeds)
             del self._seconds[window], self._steps[window]
+            self._finished = window
             for old in [w for w in self._sizes if w < window]:
                 del self._sizes[old]
             self._cond.notify_all()
