@@ -124,14 +124,13 @@ def test_replicas_split_every_step_identically_while_training_records_times():
         iter(pf.distribute.weighted_batch(pf.Dataset.range(n), b, r, weights=False).prefetch(8))
         for r, b in enumerate(balancers)
     ]
-    seen, step = [], 0
-    for b0, b1 in zip(*iterators):
+    seen = []
+    for step, (b0, b1) in enumerate(zip(*iterators)):
         assert len(b0) + len(b1) == 20
         seen.extend(b0.tolist() + b1.tolist())
         seconds = [len(b0) / 100.0, len(b1) / 300.0]  # replica 1 processes rows three times as fast
         for b in balancers:
             b.record(step, seconds)
-        step += 1
     assert seen == list(range(n))
     assert balancers[0].sizes == [5, 15]
 
