@@ -19,6 +19,15 @@ UNKNOWN_CARDINALITY = UNKNOWN
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    if name == "adapters":  # loaded on first use: the adapters import nothing heavy until called
+        import importlib
+
+        return importlib.import_module("parafeed.adapters")
+    raise AttributeError(f"module 'parafeed' has no attribute {name!r}")
+
+
 __all__ = [
     "AUTOTUNE",
     "INFINITE",
@@ -34,6 +43,7 @@ __all__ = [
     "TFRecordDataset",
     "TensorSpec",
     "TextLineDataset",
+    "adapters",
     "distribute",
     "errors",
     "image",

@@ -1,1 +1,15 @@
-"""Adapters that feed parafeed pipelines to TensorFlow and PyTorch; each imports its framework only when used."""
+"""Adapters that feed parafeed pipelines to TensorFlow (``pf.adapters.tf``) and PyTorch (``pf.adapters.torch``).
+
+Each imports its framework only when one of its functions runs, so ``import parafeed`` never loads either.
+"""
+
+import importlib
+from typing import Any
+
+__all__ = ["tf", "torch"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return importlib.import_module(f"parafeed.adapters.{name}")
+    raise AttributeError(f"module 'parafeed.adapters' has no attribute {name!r}")

@@ -1,15 +1,21 @@
-"""Feeding TensorFlow: ``ds.to_tf()`` and a dataset function for ``strategy.distribute_datasets_from_function``.
+"""Feeding TensorFlow: ``ds.to_tf()``, and per-replica pipelines for ``tf.distribute`` strategies.
 
 The parafeed pipeline runs as it is (threads, processes, AUTOTUNE); TensorFlow receives its elements through
 ``tf.data.Dataset.from_generator``, one Python crossing per element, so batch before converting and each crossing
 carries a whole batch. The signature comes from ``element_spec`` (a leading dimension read off a sample is left
 unknown, since the last batch may be shorter). parafeed shards replicas itself (``distribute``), so TensorFlow's own
 auto-sharding is turned off on the result.
+
+Under a strategy, :func:`distribute` gives every replica a parafeed pipeline of its own:
+``make_pipeline(num_replicas, replica_id, batch_size)``. ``strategy.distribute_datasets_from_function`` calls
+:func:`dataset_fn` once per worker; it builds the pipelines of that worker's replicas and hands their batches over in
+turn (replica 0's, replica 1's, ...), which is the order in which TensorFlow gives a worker's batches to its devices,
+so replica ``r`` trains on exactly its own pipeline's batches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from parafeed.dataset import Dataset
@@ -18,7 +24,7 @@ from parafeed.structure import STRING, TensorSpec, map_structure
 
 
 def tf_signature(ds: Dataset) -> Any:
-    """``ds.element_spec`` as ``tf.TensorSpec`` structure."""
+    """``ds.element_spec`` as a structure of ``tf.TensorSpec``."""
     import tensorflow as tf
 
     static = ds._static_shapes()
@@ -35,40 +41,130 @@ def tf_signature(ds: Dataset) -> Any:
 
 
 def to_tf(ds: Dataset, output_signature: Any = None) -> Any:
-    """A ``tf.data.Dataset`` producing ``ds``'s elements (a new parafeed iterator per TensorFlow iteration)."""
+    """A ``tf.data.Dataset`` producing ``ds``'s elements (a new parafeed iterator each time TensorFlow iterates it).
+
+    Example:
+        >>> model.fit(pf.TFRecordDataset(files).map(parse).batch(64).prefetch(pf.AUTOTUNE).to_tf(), epochs=5)
+    """
+    return _from_generator(lambda: _elements(ds), output_signature or tf_signature(ds))
+
+
+def _elements(ds: Dataset) -> Iterator[Any]:
+    it = iter(ds)
+    try:
+        yield from it
+    finally:
+        it.close()
+
+
+def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any) -> Any:
     import tensorflow as tf
 
-    signature = output_signature if output_signature is not None else tf_signature(ds)
-
-    def elements() -> Any:
-        it = iter(ds)
-        try:
-            yield from it
-        finally:
-            it.close()
-
-    out = tf.data.Dataset.from_generator(elements, output_signature=signature)
+    out = tf.data.Dataset.from_generator(generator, output_signature=signature).prefetch(2)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return out.with_options(options)
 
 
-def dataset_fn(make_pipeline: Callable[..., Dataset], global_batch_size: int | None = None) -> Callable[[Any], Any]:
-    """A function for ``strategy.distribute_datasets_from_function``: ``make_pipeline(num_replicas, replica_id,
-    batch_size)`` builds one input pipeline's parafeed dataset (``batch_size``: the per-replica batch size, from
-    ``global_batch_size``), converted with :func:`to_tf`.
-
-    Example:
-        >>> def make(num_replicas, replica_id, batch_size):
-        ...     return pf.TFRecordDataset(files).distribute(num_replicas, replica_id).map(parse).batch(batch_size)
-        >>> dist = strategy.distribute_datasets_from_function(pf.adapters.tf.dataset_fn(make, 64))
+def dataset_fn(
+    make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
+    repeat: bool = False,
+) -> Callable[[Any], Any]:  # fmt: skip
+    """A function for ``strategy.distribute_datasets_from_function``: for the worker's ``tf.distribute.InputContext``
+    it builds ``make_pipeline(num_replicas, replica_id, batch_size)`` for each of the worker's replicas (global
+    replica ids; ``batch_size`` is the per-replica share of ``global_batch_size``, or None) and interleaves their
+    batches so that replica ``r`` receives its own pipeline's. ``repeat`` repeats the epochs (what ``tf_keras`` needs
+    with ``steps_per_epoch``).
     """
 
     def fn(input_context: Any) -> Any:
+        workers, worker = input_context.num_input_pipelines, input_context.input_pipeline_id
+        replicas = input_context.num_replicas_in_sync
+        if replicas % workers:
+            raise InvalidArgumentError(f"dataset_fn(): {replicas} replicas do not divide over {workers} workers")
+        per_worker = replicas // workers
         batch = input_context.get_per_replica_batch_size(global_batch_size) if global_batch_size else None
-        ds = make_pipeline(input_context.num_input_pipelines, input_context.input_pipeline_id, batch)
-        if not isinstance(ds, Dataset):
-            raise InvalidArgumentError(f"dataset_fn(): make_pipeline must return a pf.Dataset, got {type(ds).__name__}")
-        return to_tf(ds)
+        ids = range(worker * per_worker, (worker + 1) * per_worker)
+        pipelines = [_checked(make_pipeline(replicas, r, batch), r) for r in ids]
+        _check_counts(pipelines, list(ids))
+        signature = _common_signature(pipelines)
+        out = _from_generator(lambda: _lockstep(pipelines, list(ids)), signature)
+        return out.repeat() if repeat else out
 
     return fn
+
+
+def distribute(
+    strategy: Any, make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
+    repeat: bool = False,
+) -> Any:  # fmt: skip
+    """A ``tf.distribute.DistributedDataset`` in which every replica of ``strategy`` reads its own parafeed pipeline,
+    ``make_pipeline(num_replicas, replica_id, batch_size)`` (see :func:`dataset_fn`).
+
+    Example:
+        >>> def make(num_replicas, replica_id, batch_size):
+        ...     return (pf.TFRecordDataset(files).distribute(num_replicas, replica_id, balance="labels")
+        ...             .map(parse, num_parallel_calls=pf.AUTOTUNE).shuffle(1000).batch(batch_size)
+        ...             .equal_steps().prefetch(pf.AUTOTUNE))
+        >>> model.fit(pf.adapters.tf.distribute(strategy, make, global_batch_size=64), epochs=5)
+    """
+    return strategy.distribute_datasets_from_function(dataset_fn(make_pipeline, global_batch_size, repeat))
+
+
+def _checked(ds: Any, replica_id: int) -> Dataset:
+    if not isinstance(ds, Dataset):
+        raise InvalidArgumentError(
+            f"dataset_fn(): make_pipeline must return a pf.Dataset, got {type(ds).__name__} for replica {replica_id}"
+        )
+    return ds
+
+
+def _check_counts(pipelines: list[Dataset], ids: list[int]) -> None:
+    """Uneven batch counts hang or break a synchronous strategy at the end of an epoch: refuse them when known,
+    for this worker's replicas and, from ``distribute``'s plan, for all replicas of every worker."""
+    local = [p._cardinality() for p in pipelines]
+    everywhere = pipelines[0]._replica_counts()
+    for what, counts in ((f"replicas {ids}", local), ("all replicas", everywhere)):
+        if counts is not None and all(c >= 0 for c in counts) and len(set(counts)) > 1:
+            raise InvalidArgumentError(
+                f"dataset_fn(): {what} would yield {counts} batches: a synchronous strategy needs the same number on "
+                "every replica. End each pipeline with .equal_steps() (after distribute(...) and batch(...))."
+            )
+
+
+def _common_signature(pipelines: list[Dataset]) -> Any:
+    signatures = [tf_signature(p) for p in pipelines]
+    for r, s in enumerate(signatures[1:], 1):
+        if repr(s) != repr(signatures[0]):
+            raise InvalidArgumentError(
+                f"dataset_fn(): the replicas' pipelines give different elements: {signatures[0]} vs {s} (replica "
+                f"offset {r}); build them the same way"
+            )
+    return signatures[0]
+
+
+def _lockstep(pipelines: list[Dataset], ids: list[int]) -> Iterator[Any]:
+    """One batch of each pipeline in turn, until all end together (else a clear error, not a hung strategy)."""
+    iterators = [iter(p) for p in pipelines]
+    step = 0
+    try:
+        while True:
+            batches, ended = [], []
+            for r, it in zip(ids, iterators):
+                try:
+                    batches.append(next(it))
+                except StopIteration:
+                    ended.append(r)
+            if len(ended) == len(ids):
+                return
+            if ended:
+                raise InvalidArgumentError(
+                    f"dataset_fn(): replica(s) {ended} ended after {step} batches while the others went on: a "
+                    "synchronous strategy needs the same number of batches on every replica. End each pipeline "
+                    "with .equal_steps() (give `steps=` when filters make the counts unknowable in advance)."
+                )
+            yield from batches
+            step += 1
+    finally:
+        for it in iterators:
+            it.close()

@@ -1,0 +1,72 @@
+"""One worker of a MultiWorkerMirroredStrategy job fed by parafeed (run twice by tests/adapters/test_tf.py).
+
+Usage: python -m tests.adapters.jobs.multiworker INDEX PORTS POLICY OUT.json FILE...
+Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585), so this uses tf_keras, the Keras 2
+that ``tf.keras`` is with ``TF_USE_LEGACY_KERAS=1``: it needs ``steps_per_epoch`` and a repeated dataset.
+"""
+
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def main(index: int, ports: str, policy: str, out: str, files: list[str]) -> None:
+    workers = [f"127.0.0.1:{p}" for p in ports.split(",")]
+    os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+
+    import parafeed as pf
+    from tests.adapters.data import CLASSES, parse, parse_with_id
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+
+    def make(fn):
+        def pipeline(num_replicas, replica_id, batch_size):
+            # uneven files (with FILE: whole files per worker, very uneven shares): equal_steps() evens the steps
+            return (
+                pf.TFRecordDataset(files)
+                .distribute(num_replicas, replica_id, policy=policy)
+                .map(fn)
+                .shuffle(32, seed=replica_id)
+                .batch(batch_size)
+                .equal_steps()
+                .prefetch(pf.AUTOTUNE)
+            )
+
+        return pipeline
+
+    result: dict = {"replicas": strategy.num_replicas_in_sync, "ids": [], "padded": 0}
+    for batch in pf.adapters.tf.distribute(strategy, make(parse_with_id), 16):
+        ids, _, weights = (strategy.experimental_local_results(t)[0].numpy() for t in batch)  # one replica here
+        real = weights == 1.0
+        result["ids"] += ids[real].tolist()
+        result["padded"] += int((~real).sum())
+    steps = len(make(parse)(strategy.num_replicas_in_sync, index, 8))
+    result["steps"] = steps
+
+    with strategy.scope():
+        model = keras.Sequential(
+            [keras.layers.Dense(16, activation="relu", input_shape=(4,)), keras.layers.Dense(CLASSES)]
+        )
+        model.compile(
+            keras.optimizers.Adam(0.02),
+            keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            weighted_metrics=["accuracy"],
+        )
+    history = model.fit(
+        pf.adapters.tf.distribute(strategy, make(parse), 16, repeat=True), epochs=6, steps_per_epoch=steps, verbose=0
+    )
+    result["loss"] = history.history["loss"]
+    result["accuracy"] = history.history["accuracy"]
+    result["finite"] = bool(np.all(np.isfinite(result["loss"])))
+    result["weights"] = float(sum(float(np.abs(w).sum()) for w in model.get_weights()))  # same on every worker
+    with open(out, "w") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])

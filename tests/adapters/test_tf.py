@@ -1,0 +1,147 @@
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import parafeed as pf
+from parafeed.errors import InvalidArgumentError
+from tests.adapters.data import write_files
+from tests.helpers import assert_elements_equal
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIZES = [50, 7, 23, 2, 31]  # uneven files, 113 records
+
+
+def tf_elements(ds):
+    return list(ds.as_numpy_iterator())
+
+
+def test_to_tf_gives_the_pipeline_elements():
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    names = np.array([f"n{i}".encode() for i in range(10)], dtype=object)
+    cases = [
+        pf.Dataset.from_tensor_slices((x, np.arange(10))).batch(4),
+        pf.Dataset.from_tensor_slices({"x": x, "name": names}).map(lambda e: {**e, "y": e["x"].sum()}).batch(3),
+        pf.Dataset.range(5),
+        pf.Dataset.from_tensor_slices(names),
+    ]
+    for ds in cases:
+        assert_elements_equal(list(ds), tf_elements(ds.to_tf()), repr(ds))
+
+
+def test_to_tf_signature_and_epochs():
+    ds = pf.Dataset.range(10).map(lambda x: np.full(3, x, np.float32)).shuffle(10).batch(4)
+    out = ds.to_tf()
+    assert out.element_spec == tf.TensorSpec((None, 3), tf.float32)  # the last batch may be shorter
+    first, second = (np.concatenate(tf_elements(out))[:, 0] for _ in range(2))
+    assert sorted(first) == sorted(second) == list(range(10))
+    assert list(first) != list(second)  # a new parafeed iterator per epoch: reshuffled
+    assert pf.Dataset.range(8).batch(4, drop_remainder=True).to_tf().element_spec == tf.TensorSpec((4,), tf.int64)
+
+
+def context(workers=1, worker=0, replicas=2):
+    return tf.distribute.InputContext(
+        num_input_pipelines=workers, input_pipeline_id=worker, num_replicas_in_sync=replicas
+    )
+
+
+def test_dataset_fn_hands_each_replica_its_pipeline_in_turn():
+    def make(num_replicas, replica_id, batch_size):
+        return pf.Dataset.range(20).distribute(num_replicas, replica_id).batch(batch_size).equal_steps()
+
+    batches = tf_elements(
+        pf.adapters.tf.dataset_fn(make, global_batch_size=8)(context(workers=2, worker=1, replicas=4))
+    )
+    # worker 1 of 2 holds replicas 2 and 3 of 4: their batches alternate
+    assert [b[0].tolist() for b in batches] == [[2, 6], [3, 7], [10, 14], [11, 15], [18, 18], [19, 19]]
+    assert [b[1].tolist() for b in batches][-2:] == [[1.0, 0.0], [1.0, 0.0]]
+
+
+def test_dataset_fn_refuses_uneven_replicas():
+    def uneven(num_replicas, replica_id, batch_size):
+        return pf.Dataset.range(9 if replica_id else 20).batch(4)
+
+    with pytest.raises(InvalidArgumentError, match=r"would yield \[5, 3\] batches.*equal_steps"):
+        pf.adapters.tf.dataset_fn(uneven)(context())
+
+    def unknowable(num_replicas, replica_id, batch_size):
+        return pf.Dataset.range(9 if replica_id else 20).filter(lambda x: x >= 0).batch(4)
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"replica\(s\) \[1\] ended after 3 batches"):
+        tf_elements(pf.adapters.tf.dataset_fn(unknowable)(context()))
+
+    def no_equal_steps(num_replicas, replica_id, batch_size):  # 4 elements, 1 batch each here; but replica 0 ...
+        return pf.Dataset.range(17).distribute(4, replica_id + 2).batch(4)  # ... (on another worker) has 2 batches
+
+    with pytest.raises(InvalidArgumentError, match=r"all replicas would yield \[2, 1, 1, 1\] batches"):
+        pf.adapters.tf.dataset_fn(no_equal_steps)(context())
+    with pytest.raises(InvalidArgumentError, match="must return a pf.Dataset"):
+        pf.adapters.tf.dataset_fn(lambda n, r, b: [1, 2])(context())
+
+
+def run_job(args):
+    env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
+    return subprocess.Popen(
+        [sys.executable, "-m", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def finish(process, timeout):
+    try:
+        out, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, _ = process.communicate()
+        pytest.fail(f"the job hung:\n{out[-3000:]}")
+    assert process.returncode == 0, out[-3000:]
+
+
+@pytest.mark.timeout(300)
+def test_keras_fit_under_mirrored_strategy(tmp_path):
+    files = write_files(tmp_path, SIZES)
+    out = tmp_path / "result.json"
+    finish(run_job(["tests.adapters.jobs.mirrored", str(out), *files]), 240)
+    result = json.loads(out.read_text())
+    assert result["replicas"] == 2
+    ids = result["ids"][0] + result["ids"][1]
+    assert sorted(ids) == list(range(sum(SIZES)))  # every sample exactly once per epoch
+    labels = [np.bincount(y, minlength=3) for y in result["labels"]]
+    assert np.abs(labels[0] - labels[1]).max() <= 1  # label-stratified: every class within 1 between replicas
+    assert result["fit_steps"] == [result["steps"]] * 8  # every epoch: the equal step count
+    assert result["finite"] and result["loss"][-1] < 0.5 * result["loss"][0]
+    assert result["accuracy"][-1] > 0.85
+
+
+def free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("policy", ["FILE", "AUTO"])
+def test_keras_fit_under_multi_worker_mirrored_strategy_on_uneven_files(tmp_path, policy):
+    files = write_files(tmp_path, SIZES)
+    ports = ",".join(map(str, free_ports(2)))
+    outs = [tmp_path / f"worker{i}.json" for i in range(2)]
+    jobs = [run_job(["tests.adapters.jobs.multiworker", str(i), ports, policy, str(outs[i]), *files]) for i in range(2)]
+    for job in jobs:
+        finish(job, 240)
+    results = [json.loads(o.read_text()) for o in outs]
+    assert [r["replicas"] for r in results] == [2, 2]
+    assert sorted(results[0]["ids"] + results[1]["ids"]) == list(range(sum(SIZES)))  # every sample once
+    assert results[0]["steps"] == results[1]["steps"]  # equal steps: nobody waits at the end of an epoch
+    if policy == "FILE":  # whole files: 104 records against 9, so one worker pads most of its batches
+        assert results[0]["padded"] + results[1]["padded"] > 60
+    for r in results:
+        assert r["finite"] and r["loss"][-1] < 0.6 * r["loss"][0]
+    assert results[0]["loss"] == results[1]["loss"] and results[0]["weights"] == results[1]["weights"]
