@@ -10,12 +10,12 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
 
-import parafeed as pf  # noqa: E402
-from tests.adapters.data import CLASSES, parse, parse_with_id  # noqa: E402
+import parafeed as pf
+from tests.adapters.data import CLASSES, parse, parse_with_id
 
 
 def main(out: str, files: list[str]) -> None:
