@@ -153,3 +153,15 @@ def test_steps_never_recorded_give_a_clear_error():
         next(it)
     with pytest.raises(InvalidArgumentError, match=r"steps 0 to 1, which were not all recorded"):
         next(it)
+
+
+def test_steps_count_on_across_epochs():
+    balancer = pf.distribute.SpeedBalancer(10, 2, every=2)
+    ds = pf.distribute.weighted_batch(pf.Dataset.range(40), balancer, 1, weights=False)
+    step = 0
+    for epoch in range(3):
+        for batch in ds:
+            balancer.record(step, [(10 - len(batch)) / 10.0, len(batch) / 40.0])  # rows/s: replica 0 10, replica 1 40
+            step += 1
+        assert balancer.next_step == step == 4 * (epoch + 1)
+    assert balancer.sizes_at(step) == [2, 8]

@@ -3,7 +3,12 @@
 Arrays become tensors with ``torch.from_numpy`` (no copy; a read-only array is copied once, since a tensor is
 writable), NumPy scalars 0-d tensors; strings stay ``bytes`` (string arrays become lists of ``bytes``). With
 ``distribute=True`` the pipeline is split by ``torch.distributed``'s rank and world size (``ds.distribute()``).
-Use it with ``DataLoader(ds.to_torch(), batch_size=None)``: parafeed already batches and parallelises.
+Use it with ``DataLoader(ds.to_torch(), batch_size=None)`` (or iterate it directly): parafeed already batches and
+parallelises, so the DataLoader needs no workers of its own.
+
+Under DDP, build the pipeline with ``.distribute()`` (rank and world size come from ``torch.distributed``) and end
+it with ``.equal_steps()``: every rank then runs the same number of steps, so no rank waits forever in an
+all-reduce at the end of an epoch.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from parafeed.structure import STRING, map_structure
 
 
 def to_tensor(leaf: Any) -> Any:
+    """One element leaf as a tensor sharing its memory (strings stay ``bytes``)."""
     import torch
 
     if isinstance(leaf, np.ndarray):
@@ -29,7 +35,13 @@ def to_tensor(leaf: Any) -> Any:
 
 
 def to_torch(ds: Dataset, distribute: bool = False, **distribute_args: Any) -> Any:
-    """``ds`` as a ``torch.utils.data.IterableDataset`` of tensors (split by rank when ``distribute``)."""
+    """``ds`` as a ``torch.utils.data.IterableDataset`` of tensors (split by rank when ``distribute``).
+
+    Example:
+        >>> ds = pf.TFRecordDataset(files).distribute().map(parse).batch(64).equal_steps().prefetch(pf.AUTOTUNE)
+        >>> for x, y, w in ds.to_torch():
+        ...     loss = (w * F.cross_entropy(model(x), y, reduction="none")).mean()
+    """
     import torch.utils.data
 
     if distribute:
@@ -54,3 +66,15 @@ def to_torch(ds: Dataset, distribute: bool = False, **distribute_args: Any) -> A
             return len(self.dataset)
 
     return ParafeedIterable()
+
+
+def record_step(balancer: Any, step: int, seconds: float) -> None:
+    """Share this rank's compute time for ``step`` with every rank (an all-gather) and record all of them in
+    ``balancer`` (a :class:`parafeed.distribute.SpeedBalancer`); call it on every rank after every step."""
+    import torch
+    import torch.distributed as dist
+
+    mine = torch.tensor([float(seconds)], dtype=torch.float64)
+    everyone = [torch.zeros(1, dtype=torch.float64) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, mine)
+    balancer.record(step, [float(t) for t in everyone])

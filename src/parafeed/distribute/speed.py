@@ -103,6 +103,7 @@ class SpeedBalancer:
         self._steps: dict[int, set[int]] = {}  # window -> steps recorded
         self._speeds: list[float] | None = None
         self._finished = -1  # the last window whose step times are all in
+        self.next_step = 0  # the first step a new epoch's batches are split for (steps count across epochs)
         self._cond = threading.Condition()
 
     @property
@@ -132,7 +133,8 @@ class SpeedBalancer:
             return self._sizes[window]
 
     def record(self, step: int, seconds: Sequence[float]) -> None:
-        """Every replica's compute time (seconds) for ``step``; the same on every replica process."""
+        """Every replica's compute time (seconds) for ``step`` (the global step: epochs go on counting where the
+        previous one stopped); the same on every replica process."""
         seconds = [float(s) for s in seconds]
         if len(seconds) != self.num_replicas or any(not math.isfinite(s) or s <= 0 for s in seconds):
             raise InvalidArgumentError(
@@ -239,16 +241,18 @@ class _WeightedBatchIterator(DatasetIterator):
         self._dataset = dataset
         self._parent = parent
         self._total = dataset._parents[0]._cardinality()  # elements, when known: to split a short last batch fairly
-        self._step = 0
+        self._epoch_start = self._step = dataset._balancer.next_step if dataset._balancer is not None else 0
 
     def __next__(self) -> Any:
         from parafeed.ops.batch import stack_elements
 
         d = self._dataset
+        done = (self._step - self._epoch_start) * d._global_batch
+        if 0 <= self._total <= done:
+            raise StopIteration
         sizes = d.sizes_at(self._step)
-        global_batch = sum(sizes)
-        left = self._total - self._step * global_batch
-        if 0 < left < global_batch:
+        left = self._total - done
+        if 0 < left < d._global_batch:
             sizes = weighted_sizes(left, [max(s, 1e-9) for s in sizes], minimum=1 if left >= len(sizes) else 0)
         start, mine = sum(sizes[: d._replica_id]), sizes[d._replica_id]
         consumed = self._parent.skip(start)
@@ -265,6 +269,8 @@ class _WeightedBatchIterator(DatasetIterator):
         if consumed == 0:
             raise StopIteration
         self._step += 1
+        if d._balancer is not None:
+            d._balancer.next_step = max(d._balancer.next_step, self._step)
         batch = stack_elements(rows, "weighted_batch()") if rows else _empty_batch(d._parents[0].element_spec)
         if not d._weights:
             return batch

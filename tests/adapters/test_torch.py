@@ -1,0 +1,61 @@
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import parafeed as pf
+from tests.adapters.data import write_files
+from tests.adapters.test_tf import finish, free_ports, run_job
+
+SIZES = [50, 7, 23, 2, 31]
+
+
+def test_to_torch_shares_memory_and_keeps_structure():
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    names = np.array([b"a", b"b", b"c", b"d", b"e", b"f"], dtype=object)
+    ds = pf.Dataset.from_tensor_slices({"x": x, "name": names, "n": np.arange(6)}).batch(4)
+    batches = list(ds.to_torch())
+    assert [set(b) for b in batches] == [{"x", "name", "n"}] * 2
+    assert isinstance(batches[0]["x"], torch.Tensor) and batches[0]["x"].dtype == torch.float32
+    assert batches[1]["name"] == [b"e", b"f"] and batches[1]["n"].tolist() == [4, 5]
+    assert len(ds.to_torch()) == 2
+    big = pf.Dataset.from_tensors(np.ones((512, 1024), np.float32)).map(lambda a: a * 2).batch(1)
+    array = next(iter(big))
+    tensor = pf.adapters.torch.to_tensor(array)
+    assert tensor.data_ptr() == array.ctypes.data  # no copy
+    assert pf.adapters.torch.to_tensor(np.int64(3)).shape == ()
+
+
+def test_to_torch_with_a_data_loader():
+    ds = pf.Dataset.range(10).batch(4).to_torch()
+    assert [b.tolist() for b in torch.utils.data.DataLoader(ds, batch_size=None)] == [
+        [0, 1, 2, 3],
+        [4, 5, 6, 7],
+        [8, 9],
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_ddp_two_ranks_equal_steps_and_exact_speed_weighted_gradients(tmp_path):
+    files = write_files(tmp_path, SIZES)
+    port = free_ports(1)[0]
+    outs = [tmp_path / f"rank{r}.json" for r in range(2)]
+    jobs = [run_job(["tests.adapters.jobs.ddp", str(r), "2", str(port), str(outs[r]), *files]) for r in range(2)]
+    for job in jobs:
+        finish(job, 240)
+    ranks = [json.loads(o.read_text()) for o in outs]
+    # 1. whole uneven files per rank (104 vs 9 records), equal steps: the same step count, every sample once
+    assert [r["plan"] for r in ranks] == ["FILE", "FILE"]
+    assert ranks[0]["steps"] == ranks[1]["steps"] == ranks[0]["len"] == 13
+    assert sorted(ranks[0]["ids"] + ranks[1]["ids"]) == list(range(sum(SIZES)))
+    # 2. speed-weighted: every global batch split between the ranks, rows moved to the faster rank 0 ...
+    sizes = np.array([ranks[0]["sizes"], ranks[1]["sizes"]])
+    assert sizes.shape[1] == 3 * 10  # 113 records in global batches of 12: 10 steps per epoch, 3 epochs
+    totals = sizes.sum(axis=0)
+    assert (totals[:9] == 12).all() and totals[9] == 5
+    assert (sizes[:, :4] == 6).all()  # windows 0 and 1 (every=2): the initial equal split
+    assert (sizes[0, 4:9] > sizes[1, 4:9]).all()  # then from the measured step times
+    # ... and the result is exactly plain SGD on the global batches' mean loss
+    assert ranks[0]["param_change"] > 0.1
+    assert ranks[0]["max_param_difference"] < 1e-6
