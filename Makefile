@@ -17,7 +17,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed-demo
 
 demo: $(VENV)/.installed-demo
-	$(BIN)/python examples/quickstart.py
+	$(BIN)/parafeed demo
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest

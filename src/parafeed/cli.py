@@ -66,6 +66,12 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from parafeed.demo import main
+
+    return main(args.workdir, args.epochs, args.replicas)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parafeed", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -98,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="label", help="feature holding the label (default: label)")
     p.add_argument("--png", help="also write a bar chart here")
     p.set_defaults(run=_report)
+
+    p = sub.add_parser("demo", help="train on scikit-learn's digits with MirroredStrategy, fed by parafeed")
+    p.add_argument("--workdir", default="parafeed-demo", help="where images, shards and the plot go")
+    p.add_argument("--epochs", type=int, default=8)
+    p.add_argument("--replicas", type=int, default=2, help="logical CPU devices when there is no GPU (default 2)")
+    p.set_defaults(run=_demo)
 
     p = sub.add_parser("bench", help="run a pipeline for a while; print per-stage throughput and the bottleneck")
     p.add_argument("script", help="a Python file defining `dataset` or `make_dataset()`")

@@ -63,7 +63,7 @@ def test_dict_elements_get_a_sample_weight_entry():
     out = list(ds)
     assert [set(b) for b in out] == [{"x", "sample_weight"}] * 2
     assert out[-1]["sample_weight"].tolist() == [1.0, 0.0] and out[-1]["x"].tolist() == [5, 5]
-    assert ds.element_spec["sample_weight"] == pf.TensorSpec((None,), np.float32)
+    assert ds.element_spec == {"x": pf.TensorSpec((2,), np.int64), "sample_weight": pf.TensorSpec((2,), np.float32)}
     assert len(ds) == 2
 
 

@@ -24,20 +24,37 @@ from parafeed.structure import STRING, TensorSpec, map_structure
 
 
 def tf_signature(ds: Dataset) -> Any:
-    """``ds.element_spec`` as a structure of ``tf.TensorSpec``."""
+    """``ds.element_spec`` as a structure of ``tf.TensorSpec``.
+
+    A leading dimension read off a sample element becomes unknown (a last batch may be shorter); one set by the step
+    that batches (``batch(drop_remainder=True)``, ``equal_steps("pad")``) is kept: a fixed batch size spares
+    TensorFlow's distributed iterators their partial-batch handling (several milliseconds a step).
+    """
     import tensorflow as tf
 
-    static = ds._static_shapes()
+    exact = ds._static_shapes() or _batched_here(ds)
 
     def convert(spec: Any) -> Any:
         if not isinstance(spec, TensorSpec):
             raise InvalidArgumentError(f"to_tf(): elements with {spec!r} leaves cannot be given to TensorFlow")
         shape = spec.shape
-        if shape and not static:
+        if shape and not exact:
             shape = (None, *shape[1:])
         return tf.TensorSpec(shape, tf.string if spec.dtype == STRING else tf.as_dtype(spec.dtype))
 
     return map_structure(convert, ds.element_spec)
+
+
+def _batched_here(ds: Dataset) -> bool:
+    """Whether ``ds``'s elements are made by a batching step (through steps that pass elements on unchanged)."""
+    from parafeed.dataset import PassThroughDataset
+    from parafeed.distribute.balance import EqualStepsDataset
+    from parafeed.ops.batch import BatchDataset
+    from parafeed.ops.padded_batch import PaddedBatchDataset
+
+    while isinstance(ds, PassThroughDataset):
+        ds = ds._parents[0]
+    return isinstance(ds, (BatchDataset, PaddedBatchDataset, EqualStepsDataset))
 
 
 def to_tf(ds: Dataset, output_signature: Any = None) -> Any:

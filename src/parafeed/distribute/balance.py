@@ -73,7 +73,11 @@ class EqualStepsDataset(Dataset):
 
     def _element_spec(self) -> Any:
         spec = self._parents[0].element_spec
-        return spec if self._policy != "pad" else with_weights(spec, TensorSpec((None,), np.float32))
+        if self._policy != "pad":
+            return spec
+        rows = _batch_size(self._parents[0]) or None  # padding makes every batch full when the batch size is known
+        spec = map_structure(lambda s: TensorSpec((rows, *s.shape[1:]), s.dtype) if s.shape else s, spec)
+        return with_weights(spec, TensorSpec((rows,), np.float32))
 
     def _cardinality(self) -> int:
         return self._steps
