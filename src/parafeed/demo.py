@@ -176,7 +176,8 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
                 bar.update()
 
     # the same steps on an input that costs nothing: one batch per replica, kept in memory by TensorFlow
-    one = list(make_pipeline(train, 1)(n, 0, global_batch // n).take(1))[0]
+    with iter(make_pipeline(train, 1)(n, 0, global_batch // n)) as first:
+        one = next(first)
     free = iter(strategy.distribute_datasets_from_function(lambda _: tf.data.Dataset.from_tensors(one).repeat()))
     free_seconds = []
     for _ in range(min(len(step_seconds), 3 * steps)):
@@ -190,6 +191,7 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
         correct += int((np.argmax(model(x, training=False), axis=1) == y).sum())
         total += len(y)
     real, ideal = float(np.median(step_seconds)), float(np.median(free_seconds[steps // 2 :]))
+    title = f"digits: what each of {n} replicas trained on in epoch 1 (balance='labels')"
     result = {
         "accuracy": correct / total,
         "samples_per_second": global_batch / real,
@@ -197,10 +199,7 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
         "free_step_ms": ideal * 1e3,
         "input_wait": max(0.0, 1.0 - ideal / real),
         "seconds": time.perf_counter() - started,
-        "report": pf.distribute.report(
-            [np.concatenate(s) for s in seen], [str(d) for d in range(10)],
-            title=f"digits: what each of {n} replicas trained on in epoch 1 (balance='labels')",
-        ),  # fmt: skip
+        "report": pf.distribute.report([np.concatenate(s) for s in seen], [str(d) for d in range(10)], title),
     }
     result["png"] = result["report"].to_png(os.path.join(workdir, "balance.png"))
     return result
