@@ -158,9 +158,7 @@ def run(workdir: str, epochs: int, image_size: int) -> None:
     import keras
     import tensorflow as tf
 
-    # to_tf() streams batches from a generator, so Keras learns an epoch's length by reaching its end and warns about
-    # it once; the "shuffle" notice is about Keras' own shuffling, which does not apply to a dataset
-    warnings.filterwarnings("ignore", message="Your input ran out of data")
+    # the "shuffle" notice is about Keras' own shuffling, which does not apply to a dataset
     warnings.filterwarnings("ignore", message="`shuffle=True` was passed")
     strategy = mirrored_strategy(tf)
     print(f"MirroredStrategy: {strategy.num_replicas_in_sync} replicas ({', '.join(strategy.extended.worker_devices)})")

@@ -79,16 +79,6 @@ def create_distribution_strategy(tf: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------- pipeline functions
 
-FEATURES = {
-    "image": pf.io.FixedLenFeature([28, 28], "int64"),
-    "label": pf.io.FixedLenFeature([], "int64"),
-}
-
-
-def parse_fn(record: bytes) -> tuple[np.ndarray, np.int64]:
-    example = pf.io.parse_single_example(record, FEATURES)
-    return example["image"].astype(np.uint8), example["label"]
-
 
 def make_augment_fn(seed: int) -> Any:
     """Strategy 3: a random shift of up to 2 pixels in each direction; every epoch sees new variants."""
@@ -109,20 +99,6 @@ def normalize_fn(image: np.ndarray, label: np.int64) -> tuple[np.ndarray, np.int
     return (image.astype(np.float32) / 255.0).reshape(784), label
 
 
-def write_tfrecords(workdir: str, x_train: np.ndarray, y_train: np.ndarray) -> list[str]:
-    """The training arrays -> .npz -> ``parafeed convert`` -> 4 TFRecord shards and a manifest with every label.
-
-    ``distribute(balance="labels")`` deals records by position, so it needs TFRecord files (not in-memory
-    ``from_tensor_slices`` data); it reads the labels from the manifest instead of parsing every record.
-    """
-    from parafeed.convert import convert, manifest_files, read_manifest
-
-    npz = os.path.join(workdir, "digits-train.npz")
-    np.savez(npz, image=x_train, label=y_train)
-    result = convert(npz, os.path.join(workdir, "shards"), 4, name="digits-train", overwrite=True)
-    return manifest_files(read_manifest(result.manifest_path))
-
-
 # ---------------------------------------------------------------------------------------------- strategy 1
 
 
@@ -131,7 +107,7 @@ def replica_labels(make_replica: Any) -> list[np.ndarray]:
     return [np.array([label for _, label in make_replica(r)]) for r in range(NUM_REPLICAS)]
 
 
-def compare_splits(x_train: np.ndarray, y_train: np.ndarray, files: list[str], workdir: str) -> list[Any]:
+def compare_splits(x_train: np.ndarray, y_train: np.ndarray, workdir: str) -> list[Any]:
     half = len(y_train) // NUM_REPLICAS
     arrays = pf.Dataset.from_tensor_slices((x_train, y_train))
     splits = {
@@ -139,10 +115,8 @@ def compare_splits(x_train: np.ndarray, y_train: np.ndarray, files: list[str], w
         "naive contiguous split": lambda r: arrays.skip(r * half).take(half if r < NUM_REPLICAS - 1 else -1),
         # strategy 1 as in the article: shuffle (seeded, so every replica shuffles alike), then every n-th element
         "shuffle, then distribute()": lambda r: arrays.shuffle(len(y_train), seed=0).distribute(NUM_REPLICAS, r),
-        # stratified: each class dealt evenly between replicas, labels read from the manifest
-        "distribute(balance='labels')": lambda r: (
-            pf.TFRecordDataset(files).distribute(NUM_REPLICAS, r, balance="labels").map(parse_fn)
-        ),
+        # stratified: each class dealt evenly between replicas (the labels are the y of the (x, y) elements)
+        "distribute(balance='labels')": lambda r: arrays.distribute(NUM_REPLICAS, r, balance="labels"),
     }
     reports = []
     for number, (title, make_replica) in enumerate(splits.items()):
@@ -157,7 +131,7 @@ def compare_splits(x_train: np.ndarray, y_train: np.ndarray, files: list[str], w
 # ---------------------------------------------------------------------------------------------- strategy 2
 
 
-def allocate_by_speed(files: list[str], global_batch: int) -> None:
+def allocate_by_speed(x_train: np.ndarray, y_train: np.ndarray, global_batch: int) -> None:
     """Strategy 2: per-replica batch sizes in proportion to device speed, with an exact averaged loss."""
     # Say replica 1 is a device three times as fast as replica 0. Equal halves of the global batch would make the
     # fast one wait for the slow one at every synchronous step; sizes in proportion to speed end both together.
@@ -168,7 +142,7 @@ def allocate_by_speed(files: list[str], global_batch: int) -> None:
     # Every replica reads the same seeded order and takes its rows of each global batch; each row carries the weight
     # n * b_r / G (pf.distribute.loss_scale), so that averaging the replicas' weighted mean losses, as
     # MirroredStrategy averages gradients, gives exactly the plain mean over the global batch.
-    records = pf.TFRecordDataset(files).shuffle(4096, seed=1).map(parse_fn).map(normalize_fn)
+    records = pf.Dataset.from_tensor_slices((x_train, y_train)).shuffle(4096, seed=1).map(normalize_fn)
     per_sample_loss: list[float] = []
     replica_means = []
     for r in range(NUM_REPLICAS):
@@ -212,12 +186,11 @@ def allocate_by_speed(files: list[str], global_batch: int) -> None:
 # ---------------------------------------------------------------------------------------------- training
 
 
-def make_pipeline_factory(files: list[str]) -> Any:
+def make_pipeline_factory(x_train: np.ndarray, y_train: np.ndarray) -> Any:
     def make_pipeline(num_replicas: int, replica_id: int, batch_size: int) -> pf.Dataset:
         return (
-            pf.TFRecordDataset(files)
+            pf.Dataset.from_tensor_slices((x_train, y_train))
             .distribute(num_replicas, replica_id, balance="labels")  # strategy 1: stratified shares
-            .map(parse_fn, num_parallel_calls=pf.AUTOTUNE)
             .shuffle(2048, seed=replica_id)  # and a new order every epoch
             .map(make_augment_fn(seed=replica_id), num_parallel_calls=pf.AUTOTUNE)  # strategy 3
             .map(normalize_fn, num_parallel_calls=pf.AUTOTUNE)  # x / 255.0
@@ -229,18 +202,20 @@ def make_pipeline_factory(files: list[str]) -> Any:
     return make_pipeline
 
 
-def train_model(files: list[str], x_test: np.ndarray, y_test: np.ndarray, epochs: int, global_batch: int) -> float:
+def train_model(
+    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, epochs: int, global_batch: int
+) -> float:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
     import tensorflow as tf
 
-    # Keras learns an epoch's length from the generator-fed dataset by reaching its end, and warns once about it;
-    # the "shuffle" notice is about Keras' own shuffling, which does not apply to a dataset
+    # With a dataset per replica, Keras learns an epoch's length by reaching its end and warns once about it; the
+    # "shuffle" notice is about Keras' own shuffling, which does not apply to a dataset
     warnings.filterwarnings("ignore", message="Your input ran out of data")
     warnings.filterwarnings("ignore", message="`shuffle=True` was passed")
     strategy = create_distribution_strategy(tf)
     print(f"MirroredStrategy: {strategy.num_replicas_in_sync} replicas ({', '.join(strategy.extended.worker_devices)})")
-    make_pipeline = make_pipeline_factory(files)
+    make_pipeline = make_pipeline_factory(x_train, y_train)
     steps = len(make_pipeline(strategy.num_replicas_in_sync, 0, global_batch // strategy.num_replicas_in_sync))
     print(f"{steps} steps per epoch on every replica (global batch {global_batch})")
     with strategy.scope():
@@ -258,7 +233,7 @@ def train_model(files: list[str], x_test: np.ndarray, y_test: np.ndarray, epochs
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workdir", help="where to write shards and plots (default: a temporary directory)")
+    parser.add_argument("--workdir", help="where to write the plots (default: a temporary directory)")
     parser.add_argument("--epochs", type=int, help="training epochs (default 10, --quick 4)")
     parser.add_argument("--global-batch", type=int, default=32, help="global batch size (default 32)")
     parser.add_argument("--quick", action="store_true", help="fewer epochs (used by the tests)")
@@ -270,14 +245,10 @@ def main() -> None:
         workdir = args.workdir or tmp
         os.makedirs(workdir, exist_ok=True)
         x_train, y_train, x_test, y_test = preprocess_data()
-        files = write_tfrecords(workdir, x_train, y_train)
-        print(
-            f"data: {len(y_train)} training digits (28x28, sorted by class) in {len(files)} shards, "
-            f"{len(y_test)} test digits\n"
-        )
+        print(f"data: {len(y_train)} training digits (28x28, sorted by class), {len(y_test)} test digits\n")
 
         print("== strategy 1: shuffle / stratify, measured per replica ==")
-        naive, shuffled, stratified = compare_splits(x_train, y_train, files, workdir)
+        naive, shuffled, stratified = compare_splits(x_train, y_train, workdir)
         print(
             f"largest class deviation from the ideal share: naive {naive.class_deviation:.1f}, shuffled "
             f"{shuffled.class_deviation:.1f}, stratified {stratified.class_deviation:.1f} samples\n"
@@ -287,10 +258,10 @@ def main() -> None:
             raise SystemExit("unexpected balance: the stratified split should be within one sample of every class")
 
         print("== strategy 2: allocation by device speed ==")
-        allocate_by_speed(files, global_batch=64)
+        allocate_by_speed(x_train, y_train, global_batch=64)
 
         print("\n== training: MLP under MirroredStrategy, balanced shares, augmentation (strategy 3) ==")
-        test_accuracy = train_model(files, x_test, y_test, epochs, args.global_batch)
+        test_accuracy = train_model(x_train, y_train, x_test, y_test, epochs, args.global_batch)
     print(f"test accuracy: {test_accuracy:.3f} ({epochs} epochs, {time.perf_counter() - started:.0f} s in all)")
     if test_accuracy < 0.7:
         raise SystemExit(f"training failed: test accuracy {test_accuracy:.3f}")

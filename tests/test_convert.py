@@ -131,3 +131,24 @@ def test_cli_convert_and_inspect(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert "corrupted record at byte offset 0" in report[0]["errors"][0]
     assert main(["convert", str(tmp_path / "missing"), str(tmp_path / "x"), "--shards", "1"]) == 2
+
+
+def test_the_result_lists_its_files_and_progress_can_be_hidden(tmp_path, capfd):
+    make_images(tmp_path / "src", [3, 2], size=16)
+    result = convert(str(tmp_path / "src"), str(tmp_path / "out"), 2, workers=1, progress=False)
+    assert manifest_files(result.manifest) == manifest_files(read_manifest(result.manifest_path))
+    assert "shards" not in capfd.readouterr().err  # no progress bar
+
+
+def test_a_script_without_a_main_guard_gets_a_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    make_images(tmp_path / "src", [2, 2], size=16)
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        f"from parafeed.convert import convert\nconvert({str(tmp_path / 'src')!r}, {str(tmp_path / 'out')!r}, 2)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr.splitlines()[-1]

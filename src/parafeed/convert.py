@@ -11,6 +11,7 @@ name renamed when complete; the manifest (``<name>.manifest.json``), written las
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import json
@@ -18,14 +19,15 @@ import multiprocessing
 import os
 import struct
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from parafeed.errors import InvalidArgumentError
+from parafeed.errors import InvalidArgumentError, WorkerError
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 MANIFEST_SUFFIX = ".manifest.json"
@@ -55,7 +57,7 @@ class ConvertResult:
 # ---------------------------------------------------------------------------------------------- sources
 
 
-def image_folder_source(path: str, verify: bool = True, workers: int | None = None) -> Source:
+def image_folder_source(path: str, verify: bool = True, workers: int | None = None, progress: bool = True) -> Source:
     """Items of an image folder: ``path/<class>/**/<image>``; classes are the sorted subfolder names."""
     classes = sorted(d for d in os.listdir(path) if os.path.isdir(os.path.join(path, d)))
     if not classes:
@@ -67,7 +69,8 @@ def image_folder_source(path: str, verify: bool = True, workers: int | None = No
             items.extend((os.path.join(root, f), label) for f in sorted(files) if f.lower().endswith(IMAGE_EXTENSIONS))
     if not items:
         raise InvalidArgumentError(f"convert: no image files ({', '.join(IMAGE_EXTENSIONS)}) under {path}")
-    problems = _run_parallel(check_image, [p for p, _ in items], workers, "checking images") if verify else {}
+    paths = [p for p, _ in items]
+    problems = _run_parallel(check_image, paths, workers, "checking images", progress) if verify else {}
     skipped = [{"path": p, "reason": problems[i]} for i, (p, _) in enumerate(items) if problems.get(i)]
     good = [
         (p, label, os.path.relpath(p, path), classes[label])
@@ -242,20 +245,31 @@ def plan_shards(n: int, labels: Sequence[int] | None, num_shards: int, seed: int
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """Worker processes forked from a clean server process: forking the caller itself can deadlock the children when
     it runs threads (OpenCV's pool, a prefetch) that hold locks at the time of the fork."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+            yield pool
+    except BrokenProcessPool as err:
+        raise WorkerError(
+            "convert: a worker process died. When convert() runs in a script, call it under "
+            '`if __name__ == "__main__":`: worker processes import the main script, which must not convert again'
+        ) from err
 
 
-def _run_parallel(fn: Callable, args: list, workers: int | None, what: str) -> dict[int, Any]:
+def _run_parallel(fn: Callable, args: list, workers: int | None, what: str, progress: bool = True) -> dict[int, Any]:
     """``{i: fn(args[i])}`` over worker processes with a progress bar; results that are None are left out."""
     from tqdm import tqdm
 
     out: dict[int, Any] = {}
     workers = workers or os.cpu_count() or 1
     chunk = max(1, len(args) // (workers * 8))
-    with _pool(workers) as pool, tqdm(total=len(args), desc=what, unit="file", leave=False) as bar:
+    with (
+        _pool(workers) as pool,
+        tqdm(total=len(args), desc=what, unit="file", leave=False, disable=not progress) as bar,
+    ):
         futures = {pool.submit(_apply_chunk, fn, args[i : i + chunk]): i for i in range(0, len(args), chunk)}
         for future in as_completed(futures):
             start = futures[future]
@@ -305,8 +319,12 @@ def convert(
     verify: bool = True,
     strict: bool = False,
     overwrite: bool = False,
+    progress: bool = True,
 ) -> ConvertResult:
-    """Convert ``src`` (image folder, .csv or .npz) into ``num_shards`` balanced TFRecord shards in ``out``."""
+    """Convert ``src`` (image folder, .csv or .npz) into ``num_shards`` balanced TFRecord shards in ``out``.
+
+    ``progress=False`` hides the progress bars. ``result.manifest`` is what ``read_manifest`` gives for the output.
+    """
     from tqdm import tqdm
 
     if num_shards <= 0:
@@ -325,7 +343,7 @@ def convert(
         os.remove(os.path.join(out, f))
 
     if os.path.isdir(src):
-        source = image_folder_source(src, verify=verify, workers=workers)
+        source = image_folder_source(src, verify=verify, workers=workers, progress=progress)
     elif src.lower().endswith(".csv"):
         source = csv_source(src, label)
     elif src.lower().endswith(".npz"):
@@ -344,7 +362,7 @@ def convert(
     paths = [os.path.join(out, f"{name}-{s:0{width}d}-of-{num_shards:0{width}d}.tfrecord") for s in range(num_shards)]
     shards: list[dict | None] = [None] * num_shards
     with _pool(workers or os.cpu_count() or 1) as pool, tqdm(
-        total=len(source.items), desc=f"writing {num_shards} shards", unit="record"
+        total=len(source.items), desc=f"writing {num_shards} shards", unit="record", disable=not progress
     ) as bar:  # fmt: skip
         futures = {
             pool.submit(_write_shard, source.encode, [source.items[i] for i in idx], paths[s],
@@ -384,6 +402,7 @@ def convert(
     with open(tmp, "w") as f:
         json.dump(manifest, f, indent=2)
     os.replace(tmp, manifest_path)
+    manifest["_dir"] = os.path.abspath(out)  # as read_manifest gives it (not written to the file)
     return ConvertResult(manifest_path, manifest)
 
 

@@ -453,17 +453,19 @@ class Dataset:
         policy: str = "AUTO",
         input_context: Any = None,
         balance: str | None = None,
-        label: str = "label",
-        label_fn: Callable[[bytes], int] | None = None,
+        label: str | int = "label",
+        label_fn: Callable[[Any], int] | None = None,
         seed: int = 0,
     ) -> Dataset:
         """This pipeline for one replica: a disjoint share of the data.
 
         ``policy``: ``"FILE"`` (whole files per replica), ``"RECORD"`` (every n-th record), ``"DATA"`` (every n-th
         output element, tf.data's meaning), ``"AUTO"`` (FILE with at least one file per replica, else RECORD; DATA
-        without files) or ``"OFF"``. ``balance="labels"`` deals every class's records evenly (each replica within 1
-        of its share of every class; labels from a ``parafeed convert`` manifest, ``label_fn(record)`` or the
-        ``label`` feature). Replicas default to ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``.
+        without files) or ``"OFF"``. ``balance="labels"`` deals every class's elements evenly (each replica within 1
+        of its share of every class). It works on TFRecord files (labels from a ``parafeed convert`` manifest,
+        ``label_fn(record)`` or the int64 feature named ``label``) and on ``from_tensor_slices`` arrays (the ``label``
+        dict key or tuple index, the ``y`` of ``(x, y)`` by default, or ``label_fn(element)``). Replicas default to
+        ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``.
 
         Example:
             >>> ds = pf.TFRecordDataset(files).distribute(2, rank).map(parse).shuffle(1000).batch(32).equal_steps()

@@ -41,6 +41,8 @@ def test_to_tf_signature_and_epochs():
     first, second = (np.concatenate(tf_elements(out))[:, 0] for _ in range(2))
     assert sorted(first) == sorted(second) == list(range(10))
     assert list(first) != list(second)  # a new parafeed iterator per epoch: reshuffled
+    assert int(out.cardinality()) == len(ds) == 3  # Keras knows the steps of an epoch
+    assert int(pf.Dataset.range(5).filter(lambda x: x > 1).to_tf().cardinality()) == tf.data.UNKNOWN_CARDINALITY
     assert pf.Dataset.range(8).batch(4, drop_remainder=True).to_tf().element_spec == tf.TensorSpec((4,), tf.int64)
 
 

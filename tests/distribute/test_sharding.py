@@ -146,3 +146,35 @@ def test_label_balance_uses_the_convert_manifest(tmp_path):
         [[2, 5, 1], [3, 4, 1]],
         [[2, 4, 1], [3, 5, 1]],
     )
+
+
+@pytest.mark.parametrize("replicas", [2, 3])
+def test_label_balance_of_in_memory_arrays(replicas):
+    labels = np.repeat(np.arange(4), [20, 7, 13, 1])  # sorted by class, as many arrays are
+    x = np.arange(len(labels))
+    pairs = [
+        list(pf.Dataset.from_tensor_slices((x, labels)).distribute(replicas, r, balance="labels"))
+        for r in range(replicas)
+    ]
+    dicts = [
+        list(pf.Dataset.from_tensor_slices({"x": x, "y": labels}).distribute(replicas, r, balance="labels", label="y"))
+        for r in range(replicas)
+    ]
+    assert [[int(a) for a, _ in p] for p in pairs] == [[int(d["x"]) for d in share] for share in dicts]
+    assert sorted(int(a) for p in pairs for a, _ in p) == x.tolist()  # every element once, in order within a share
+    for share in pairs:
+        counts = np.bincount([int(y) for _, y in share], minlength=4)
+        assert np.all(np.abs(counts - np.bincount(labels) / replicas) < 1)
+    by_fn = pf.Dataset.from_tensor_slices((x, labels)).distribute(
+        replicas, 0, balance="labels", label_fn=lambda a, y: y
+    )
+    assert [int(a) for a, _ in by_fn] == [int(a) for a, _ in pairs[0]]
+
+
+def test_label_balance_errors_name_the_fix():
+    with pytest.raises(InvalidArgumentError, match="label_fn"):
+        pf.Dataset.from_tensor_slices((np.arange(4), np.arange(4), np.arange(4))).distribute(2, 0, balance="labels")
+    with pytest.raises(InvalidArgumentError, match="one integer class id per element"):
+        pf.Dataset.from_tensor_slices((np.arange(4), np.ones(4))).distribute(2, 0, balance="labels")
+    with pytest.raises(InvalidArgumentError, match="in-memory arrays"):
+        pf.Dataset.range(8).distribute(2, 0, balance="labels")

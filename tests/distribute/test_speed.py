@@ -110,6 +110,7 @@ def test_speed_balancer_moves_rows_to_the_faster_replica_two_windows_later():
     for step in range(4, 8):
         balancer.record(step, [0.2, 0.1])
     assert balancer.sizes_at(12) == [10, 20]  # speeds measured at the window's own sizes stay put
+    assert balancer.sizes_at(0) == [15, 15]  # past windows keep their sizes
     balancer.record(3, [9.0, 9.0])  # a step recorded twice counts once
     with pytest.raises(InvalidArgumentError, match="2 step times"):
         balancer.record(8, [0.1])

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from parafeed.dataset import Dataset
+from parafeed.dataset import UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.structure import STRING, TensorSpec, map_structure
 
@@ -63,7 +63,7 @@ def to_tf(ds: Dataset, output_signature: Any = None) -> Any:
     Example:
         >>> model.fit(pf.TFRecordDataset(files).map(parse).batch(64).prefetch(pf.AUTOTUNE).to_tf(), epochs=5)
     """
-    return _from_generator(lambda: _elements(ds), output_signature or tf_signature(ds))
+    return _from_generator(lambda: _elements(ds), output_signature or tf_signature(ds), ds._cardinality())
 
 
 def _elements(ds: Dataset) -> Iterator[Any]:
@@ -74,10 +74,15 @@ def _elements(ds: Dataset) -> Iterator[Any]:
         it.close()
 
 
-def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any) -> Any:
+def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any, count: int) -> Any:
+    """``generator``'s elements as a tf.data.Dataset of ``count`` elements (when known: Keras then knows the steps
+    of an epoch), prefetched, with TensorFlow's auto-sharding off."""
     import tensorflow as tf
 
-    out = tf.data.Dataset.from_generator(generator, output_signature=signature).prefetch(2)
+    out = tf.data.Dataset.from_generator(generator, output_signature=signature)
+    if count != UNKNOWN:
+        out = out.apply(tf.data.experimental.assert_cardinality(count))
+    out = out.prefetch(2)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return out.with_options(options)
@@ -104,8 +109,9 @@ def dataset_fn(
         ids = range(worker * per_worker, (worker + 1) * per_worker)
         pipelines = [_checked(make_pipeline(replicas, r, batch), r) for r in ids]
         _check_counts(pipelines, list(ids))
-        signature = _common_signature(pipelines)
-        out = _from_generator(lambda: _lockstep(pipelines, list(ids)), signature)
+        # the count stays unknown: TensorFlow would report this worker's element count (steps x local replicas)
+        # as the distributed dataset's cardinality, which Keras takes for the number of steps
+        out = _from_generator(lambda: _lockstep(pipelines, list(ids)), _common_signature(pipelines), UNKNOWN)
         return out.repeat() if repeat else out
 
     return fn
@@ -137,8 +143,8 @@ def _checked(ds: Any, replica_id: int) -> Dataset:
 
 
 def _check_counts(pipelines: list[Dataset], ids: list[int]) -> None:
-    """Uneven batch counts hang or break a synchronous strategy at the end of an epoch: refuse them when known,
-    for this worker's replicas and, from ``distribute``'s plan, for all replicas of every worker."""
+    """Uneven batch counts hang or break a synchronous strategy at the end of an epoch: refuse them when known, for
+    this worker's replicas and, from ``distribute``'s plan, for all replicas of every worker."""
     local = [p._cardinality() for p in pipelines]
     everywhere = pipelines[0]._replica_counts()
     for what, counts in ((f"replicas {ids}", local), ("all replicas", everywhere)):

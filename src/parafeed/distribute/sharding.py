@@ -189,7 +189,8 @@ def _round_robin(total: int, n: int) -> list[int]:
 
 def shard_for_replica(
     ds: Dataset, num_replicas: int | None = None, replica_id: int | None = None, policy: str = "AUTO",
-    input_context: Any = None, balance: str | None = None, label: str = "label", label_fn: Any = None, seed: int = 0,
+    input_context: Any = None, balance: str | None = None, label: str | int = "label", label_fn: Any = None,
+    seed: int = 0,
 ) -> DistributedDataset:  # fmt: skip
     """The pipeline ``ds`` for one replica, split by ``policy`` (see the module docs)."""
     policy = str(policy).upper()
@@ -203,12 +204,17 @@ def shard_for_replica(
     reader = readers[0] if len(readers) == 1 and len(_sources(ds)) == 1 else None
     files = reader.file_list() if reader is not None else None
     if balance == "labels":
+        from parafeed.ops.sources import TensorSlicesDataset
+
+        plan.policy = "LABELS"
+        sources = _sources(ds)
+        if len(sources) == 1 and isinstance(sources[0], TensorSlicesDataset):
+            return DistributedDataset(_shard_slices_by_labels(ds, sources[0], plan, label, label_fn, seed), plan)
         if files is None or getattr(reader, "_compression", None) != "":
             raise InvalidArgumentError(
-                "distribute(balance='labels'): needs a TFRecordDataset over a fixed list of uncompressed files (its "
-                "records are read by position)"
+                "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices) or a TFRecordDataset over "
+                "a fixed list of uncompressed files (its records are read by position)"
             )
-        plan.policy = "LABELS"
         return DistributedDataset(_shard_by_labels(ds, reader, files, plan, label, label_fn, seed), plan)
     if policy == "OFF":
         return DistributedDataset(ds, plan)
@@ -303,7 +309,7 @@ def _shard_data(ds: Dataset, plan: ShardPlan) -> Dataset:
 
 
 def _shard_by_labels(
-    ds: Dataset, reader: Any, files: list[str], plan: ShardPlan, label: str, label_fn: Any, seed: int
+    ds: Dataset, reader: Any, files: list[str], plan: ShardPlan, label: Any, label_fn: Any, seed: int
 ) -> Dataset:
     from parafeed.distribute.balance import deal
     from parafeed.readers import TFRecordSelectionDataset
@@ -315,6 +321,48 @@ def _shard_by_labels(
     plan.labels = [labels[p] for p in shares]
     mine = TFRecordSelectionDataset(files, [len(x) for x in per_file], shares[plan.replica_id])
     return _replace(ds, reader, ReplicaShardDataset(mine, plan, split=False))
+
+
+def _shard_slices_by_labels(
+    ds: Dataset, source: Any, plan: ShardPlan, label: str | int, label_fn: Any, seed: int
+) -> Dataset:
+    from parafeed.distribute.balance import deal
+    from parafeed.ops.sources import TensorSlicesDataset
+    from parafeed.structure import pack_as
+
+    labels = _slice_labels(source, label, label_fn)
+    shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
+    plan.counts = [len(p) for p in shares]
+    plan.labels = [labels[p] for p in shares]
+    mine = shares[plan.replica_id]
+    rows = TensorSlicesDataset(pack_as(source._element, [a[mine] for a in source._flat]), name=source._name)
+    return _replace(ds, source, ReplicaShardDataset(rows, plan, split=False))
+
+
+def _slice_labels(source: Any, label: str | int, label_fn: Any) -> np.ndarray:
+    """The class id of every element of a ``from_tensor_slices`` source: ``label_fn(element)`` (called like a map
+    function), else its ``label`` entry (a dict key, or a tuple index; the second of a pair ``(x, y)`` by default)."""
+    element = source._element
+    if label_fn is not None:
+        from parafeed.functions import call
+
+        values: Any = [call(label_fn, e) for e in source]  # a tuple is spread into arguments, as in map()
+    elif isinstance(element, dict) and label in element:
+        values = element[label]
+    elif type(element) is tuple and (isinstance(label, int) or len(element) == 2):
+        values = element[label if isinstance(label, int) else 1]
+    else:
+        raise InvalidArgumentError(
+            f"distribute(balance='labels'): cannot find the labels in elements like {source.element_spec}: pass "
+            "`label=` (a dict key or a tuple index) or `label_fn=` (element -> class id)"
+        )
+    values = np.asarray(values)
+    if values.ndim != 1 or values.dtype.kind not in "iu":
+        raise InvalidArgumentError(
+            f"distribute(balance='labels'): labels must be one integer class id per element, got an array of shape "
+            f"{values.shape} and dtype {values.dtype}"
+        )
+    return values.astype(np.int64)
 
 
 def record_labels(files: list[str], label: str = "label", label_fn: Any = None) -> list[np.ndarray]:

@@ -165,8 +165,6 @@ class SpeedBalancer:
             self._sizes[window + 2] = weighted_sizes(self.global_batch, speeds)
             del self._seconds[window], self._steps[window]
             self._finished = window
-            for old in [w for w in self._sizes if w < window]:
-                del self._sizes[old]
             self._cond.notify_all()
 
 

@@ -1,5 +1,10 @@
-"""File formats: TFRecord files, tf.train.Example / SequenceExample, record indexes, the cache file format."""
+"""File formats: TFRecord files, tf.train.Example / SequenceExample, record indexes, the cache file format.
 
+The image decoders are here too (``pf.io.decode_jpeg`` ...), as TensorFlow has them in both ``tf.io`` and
+``tf.image``: code ported by renaming finds them in either place.
+"""
+
+from parafeed.image import decode_image, decode_jpeg, decode_png
 from parafeed.io.example import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -19,6 +24,9 @@ __all__ = [
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
     "parse_example",
     "parse_single_example",
     "parse_single_sequence_example",
