@@ -35,6 +35,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/formats.py
 	$(BIN)/python benchmarks/images.py
 	$(BIN)/python benchmarks/python_fn.py
+	$(BIN)/python benchmarks/distribution.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -43,7 +43,7 @@ def digit_shards(folder: str) -> list[str]:
     manifest = os.path.join(folder, "shards", "digits-train.manifest.json")
     if not os.path.exists(manifest):
         train, _ = demo.write_digit_images(os.path.join(folder, "images"))
-        convert(train, os.path.join(folder, "shards"), 8, name="digits-train", overwrite=True)
+        convert(train, os.path.join(folder, "shards"), 8, name="digits-train", overwrite=True, progress=False)
     return manifest_files(read_manifest(manifest))
 
 

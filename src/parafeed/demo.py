@@ -5,8 +5,9 @@
 2. Every replica of a ``tf.distribute.MirroredStrategy`` (all GPUs, or two logical CPU devices without one) reads
    its own parafeed pipeline: label-balanced share -> shuffle -> batch -> parse tf.Examples -> decode -> augment
    (random shift and rotation) -> normalise -> equal steps -> prefetch, with AUTOTUNE parallelism.
-3. A small CNN trains with a custom loop, so the time spent waiting for input can be measured exactly: the share of
-   wall time the loop spends in ``next(iterator)``.
+3. A small CNN trains with a custom loop; ``pf.adapters.tf.FeedStats`` measures how long TensorFlow's input thread
+   waited for parafeed's batches, as a share of training time (``benchmarks/distribution.py`` compares whole step
+   times with tf.data's and with an input that costs nothing).
 4. It prints test accuracy, samples/s, the input-wait share and the per-replica balance table of what each replica
    actually trained on, and writes the balance plot.
 
@@ -158,46 +159,33 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
         return loss, y, w
 
     seen: list[list[np.ndarray]] = [[] for _ in range(n)]
-    step_seconds: list[float] = []
+    feed = pf.adapters.tf.FeedStats()
     steps = len(make_pipeline(train, 1)(n, 0, global_batch // n))
-    it = iter(pf.adapters.tf.distribute(strategy, make_pipeline(train, epochs), global_batch))
+    it = iter(pf.adapters.tf.distribute(strategy, make_pipeline(train, epochs), global_batch, stats=feed))
+    timed_from, waited_before = time.perf_counter(), 0.0
     for epoch in range(epochs):
+        if epoch == 1:  # the first epoch traces the step function: measure from the second on
+            timed_from, waited_before = time.perf_counter(), feed.waited
         with tqdm(total=steps, desc=f"epoch {epoch + 1}/{epochs}", unit="step", leave=False) as bar:
             for _ in range(steps):
-                t0 = time.perf_counter()
                 loss, labels, weights = train_step(it)
-                loss = float(loss)
-                if epoch > 0:  # the first epoch compiles the step function: not steady state
-                    step_seconds.append(time.perf_counter() - t0)
-                else:
+                if epoch == 0:
                     for r, (y, w) in enumerate(zip(*map(strategy.experimental_local_results, (labels, weights)))):
                         seen[r].append(y.numpy()[w.numpy() == 1.0])
-                bar.set_postfix(loss=f"{loss:.3f}")
+                bar.set_postfix(loss=f"{float(loss):.3f}")
                 bar.update()
-
-    # the same steps on an input that costs nothing: one batch per replica, kept in memory by TensorFlow
-    with iter(make_pipeline(train, 1)(n, 0, global_batch // n)) as first:
-        one = next(first)
-    free = iter(strategy.distribute_datasets_from_function(lambda _: tf.data.Dataset.from_tensors(one).repeat()))
-    free_seconds = []
-    for _ in range(min(len(step_seconds), 3 * steps)):
-        t0 = time.perf_counter()
-        float(train_step(free)[0])
-        free_seconds.append(time.perf_counter() - t0)
+    trained = time.perf_counter() - timed_from
 
     test_ds = pf.TFRecordDataset(test).batch(256).map(lambda records: decode_batch(records, augment=False))
     correct = total = 0
     for x, y in test_ds:
         correct += int((np.argmax(model(x, training=False), axis=1) == y).sum())
         total += len(y)
-    real, ideal = float(np.median(step_seconds)), float(np.median(free_seconds[steps // 2 :]))
     title = f"digits: what each of {n} replicas trained on in epoch 1 (balance='labels')"
     result = {
         "accuracy": correct / total,
-        "samples_per_second": global_batch / real,
-        "step_ms": real * 1e3,
-        "free_step_ms": ideal * 1e3,
-        "input_wait": max(0.0, 1.0 - ideal / real),
+        "samples_per_second": global_batch * steps * max(epochs - 1, 1) / trained,
+        "input_wait": (feed.waited - waited_before) / trained,
         "seconds": time.perf_counter() - started,
         "report": pf.distribute.report([np.concatenate(s) for s in seen], [str(d) for d in range(10)], title),
     }
@@ -209,11 +197,8 @@ def main(workdir: str, epochs: int, replicas: int) -> int:
     result = run(workdir, epochs, replicas)
     print(f"3. results after {epochs} epochs ({result['seconds']:.0f} s in all)")
     print(f"   test accuracy:        {result['accuracy']:.1%}")
-    print(f"   training samples/s:   {result['samples_per_second']:,.0f} (median step, epochs 2+, all replicas)")
-    print(
-        f"   waiting for input:    {result['input_wait']:.1%} of step time (median step {result['step_ms']:.1f} ms; "
-        f"{result['free_step_ms']:.1f} ms on an in-memory input that costs nothing)"
-    )
+    print(f"   training samples/s:   {result['samples_per_second']:,.0f} (epochs 2+, all replicas)")
+    print(f"   waiting for input:    {result['input_wait']:.2%} of training time (TensorFlow waiting for parafeed)")
     print(result["report"].table())
     print(f"   balance plot: {result['png']}")
     return 0

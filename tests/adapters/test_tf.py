@@ -3,6 +3,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -147,3 +148,21 @@ def test_keras_fit_under_multi_worker_mirrored_strategy_on_uneven_files(tmp_path
     for r in results:
         assert r["finite"] and r["loss"][-1] < 0.6 * r["loss"][0]
     assert results[0]["loss"] == results[1]["loss"] and results[0]["weights"] == results[1]["weights"]
+
+
+def test_feed_stats_measure_how_long_tensorflow_waited_for_batches():
+    def make(delay):
+        def pipeline(num_replicas, replica_id, batch_size):
+            slow = pf.Dataset.range(8).map(lambda x: time.sleep(delay) or x)
+            return slow.distribute(num_replicas, replica_id).batch(batch_size).equal_steps().prefetch(4)
+
+        return pipeline
+
+    slow, fast = pf.adapters.tf.FeedStats(), pf.adapters.tf.FeedStats()
+    tf_elements(pf.adapters.tf.dataset_fn(make(0.05), 4, stats=slow)(context()))
+    it = iter(pf.adapters.tf.dataset_fn(make(0.0), 4, stats=fast)(context()))
+    for _ in it:
+        time.sleep(0.05)  # a slow consumer: the pipelines are always ahead
+    assert slow.batches == fast.batches == 4
+    assert slow.waited > 0.15  # 8 elements of 50 ms on two pipelines read one after the other
+    assert fast.waited < 0.05

@@ -15,6 +15,8 @@ so replica ``r`` trains on exactly its own pipeline's batches.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -88,15 +90,31 @@ def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any, coun
     return out.with_options(options)
 
 
+class FeedStats:
+    """How long TensorFlow's input thread waited for parafeed's batches: pass one to :func:`distribute` and read it
+    while training runs. A pipeline that keeps up has a batch ready in its prefetch buffer at every request, so
+    ``waited`` stays near zero; time waited here is time the strategy may have waited for input."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.batches = 0
+        self.waited = 0.0  # seconds
+
+    def record(self, batches: int, seconds: float) -> None:
+        with self._lock:
+            self.batches += batches
+            self.waited += seconds
+
+
 def dataset_fn(
     make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
-    repeat: bool = False,
+    repeat: bool = False, stats: FeedStats | None = None,
 ) -> Callable[[Any], Any]:  # fmt: skip
     """A function for ``strategy.distribute_datasets_from_function``: for the worker's ``tf.distribute.InputContext``
     it builds ``make_pipeline(num_replicas, replica_id, batch_size)`` for each of the worker's replicas (global
     replica ids; ``batch_size`` is the per-replica share of ``global_batch_size``, or None) and interleaves their
     batches so that replica ``r`` receives its own pipeline's. ``repeat`` repeats the epochs (what ``tf_keras`` needs
-    with ``steps_per_epoch``).
+    with ``steps_per_epoch``); ``stats`` (a :class:`FeedStats`) measures how long TensorFlow waited for batches.
     """
 
     def fn(input_context: Any) -> Any:
@@ -111,7 +129,7 @@ def dataset_fn(
         _check_counts(pipelines, list(ids))
         # the count stays unknown: TensorFlow would report this worker's element count (steps x local replicas)
         # as the distributed dataset's cardinality, which Keras takes for the number of steps
-        out = _from_generator(lambda: _lockstep(pipelines, list(ids)), _common_signature(pipelines), UNKNOWN)
+        out = _from_generator(lambda: _lockstep(pipelines, list(ids), stats), _common_signature(pipelines), UNKNOWN)
         return out.repeat() if repeat else out
 
     return fn
@@ -119,7 +137,7 @@ def dataset_fn(
 
 def distribute(
     strategy: Any, make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
-    repeat: bool = False,
+    repeat: bool = False, stats: FeedStats | None = None,
 ) -> Any:  # fmt: skip
     """A ``tf.distribute.DistributedDataset`` in which every replica of ``strategy`` reads its own parafeed pipeline,
     ``make_pipeline(num_replicas, replica_id, batch_size)`` (see :func:`dataset_fn`).
@@ -131,7 +149,7 @@ def distribute(
         ...             .equal_steps().prefetch(pf.AUTOTUNE))
         >>> model.fit(pf.adapters.tf.distribute(strategy, make, global_batch_size=64), epochs=5)
     """
-    return strategy.distribute_datasets_from_function(dataset_fn(make_pipeline, global_batch_size, repeat))
+    return strategy.distribute_datasets_from_function(dataset_fn(make_pipeline, global_batch_size, repeat, stats))
 
 
 def _checked(ds: Any, replica_id: int) -> Dataset:
@@ -166,18 +184,21 @@ def _common_signature(pipelines: list[Dataset]) -> Any:
     return signatures[0]
 
 
-def _lockstep(pipelines: list[Dataset], ids: list[int]) -> Iterator[Any]:
+def _lockstep(pipelines: list[Dataset], ids: list[int], stats: FeedStats | None) -> Iterator[Any]:
     """One batch of each pipeline in turn, until all end together (else a clear error, not a hung strategy)."""
     iterators = [iter(p) for p in pipelines]
     step = 0
     try:
         while True:
             batches, ended = [], []
+            started = time.perf_counter()
             for r, it in zip(ids, iterators):
                 try:
                     batches.append(next(it))
                 except StopIteration:
                     ended.append(r)
+            if stats is not None:
+                stats.record(len(batches), time.perf_counter() - started)
             if len(ended) == len(ids):
                 return
             if ended:
