@@ -125,14 +125,14 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
     import tensorflow as tf
     from tqdm import tqdm
 
-    from parafeed.convert import convert, manifest_files, read_manifest
+    from parafeed.convert import convert, manifest_files
 
     started = time.perf_counter()
     print(f"1. data: scikit-learn digits -> PNG/JPEG files -> TFRecord shards in {workdir}/")
     train_dir, test_dir = write_digit_images(os.path.join(workdir, "images"))
     shards = os.path.join(workdir, "shards")
     train, test = (
-        manifest_files(read_manifest(convert(folder, shards, n, name=name, overwrite=True).manifest_path))
+        manifest_files(convert(folder, shards, n, name=name, overwrite=True).manifest)
         for folder, n, name in ((train_dir, 8, "digits-train"), (test_dir, 2, "digits-test"))
     )
 
