@@ -79,21 +79,7 @@ def feeding(args: argparse.Namespace) -> None:
     files = digit_shards(args.data)
     strategy = demo.mirrored_strategy(tf, 2)
     n = strategy.num_replicas_in_sync
-    with strategy.scope():
-        model = demo.build_model(keras)
-        optimizer = keras.optimizers.Adam(1e-3)
-        optimizer.build(model.trainable_variables)
-
-    def replica_step(x, y, w):
-        with tf.GradientTape() as tape:
-            losses = keras.losses.sparse_categorical_crossentropy(y, model(x, training=True), from_logits=True)
-            loss = tf.nn.compute_average_loss(losses, sample_weight=w, global_batch_size=GLOBAL_BATCH)
-        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-        return loss
-
-    @tf.function
-    def train_step(iterator):
-        return strategy.reduce("SUM", strategy.run(replica_step, args=next(iterator)), axis=None)
+    _, train_step = demo.build_training(tf, keras, strategy, GLOBAL_BATCH, learning_rate=1e-3)
 
     steps = len(demo.make_pipeline(files, 1)(n, 0, GLOBAL_BATCH // n)) * args.epochs
     with iter(demo.make_pipeline(files, 1)(n, 0, GLOBAL_BATCH // n)) as first:
@@ -112,7 +98,7 @@ def feeding(args: argparse.Namespace) -> None:
             times = []
             for _ in range(steps):
                 start = time.perf_counter()
-                float(train_step(it))
+                float(train_step(it)[0])
                 times.append(time.perf_counter() - start)
             if run:
                 step_ms[name].append(statistics.median(times[steps // 10 :]) * 1e3)

@@ -118,6 +118,29 @@ def mirrored_strategy(tf: Any, replicas: int) -> Any:
     return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
 
 
+def build_training(tf: Any, keras: Any, strategy: Any, global_batch: int, learning_rate: float = 2e-3) -> Any:
+    """(model, train_step): the CNN built under ``strategy`` and a step function that takes the next batch of a
+    distributed iterator, trains every replica on its part and returns (summed loss, labels, weights)."""
+    with strategy.scope():
+        model = build_model(keras)
+        optimizer = keras.optimizers.Adam(learning_rate)
+        optimizer.build(model.trainable_variables)  # its slots exist before the step function is traced
+
+    def replica_step(x: Any, y: Any, w: Any) -> Any:
+        with tf.GradientTape() as tape:
+            losses = keras.losses.sparse_categorical_crossentropy(y, model(x, training=True), from_logits=True)
+            loss = tf.nn.compute_average_loss(losses, sample_weight=w, global_batch_size=global_batch)
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    @tf.function
+    def train_step(iterator: Any) -> Any:
+        x, y, w = next(iterator)
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(x, y, w)), axis=None), y, w
+
+    return model, train_step
+
+
 def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, global_batch: int = 64) -> dict:
     """The whole demo; returns its figures (accuracy, samples_per_second, input_wait, report, png)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -139,24 +162,7 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
     strategy = mirrored_strategy(tf, replicas)
     n = strategy.num_replicas_in_sync
     print(f"2. training: MirroredStrategy, {n} replicas ({', '.join(strategy.extended.worker_devices)})")
-    with strategy.scope():
-        model = build_model(keras)
-        optimizer = keras.optimizers.Adam(2e-3)
-        optimizer.build(model.trainable_variables)  # its slots exist before the step function is traced
-
-    def replica_step(x: Any, y: Any, w: Any) -> Any:
-        with tf.GradientTape() as tape:
-            losses = keras.losses.sparse_categorical_crossentropy(y, model(x, training=True), from_logits=True)
-            loss = tf.nn.compute_average_loss(losses, sample_weight=w, global_batch_size=global_batch)
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    @tf.function
-    def train_step(iterator: Any) -> Any:
-        x, y, w = next(iterator)
-        loss = strategy.reduce("SUM", strategy.run(replica_step, args=(x, y, w)), axis=None)
-        return loss, y, w
+    model, train_step = build_training(tf, keras, strategy, global_batch)
 
     seen: list[list[np.ndarray]] = [[] for _ in range(n)]
     feed = pf.adapters.tf.FeedStats()

@@ -200,14 +200,13 @@ def shard_for_replica(
         raise InvalidArgumentError(f"distribute(): `balance` must be None or 'labels', got {balance!r}")
     n, r = replica_context(num_replicas, replica_id, input_context)
     plan = ShardPlan(policy, n, r)
-    readers = _readers(ds)
-    reader = readers[0] if len(readers) == 1 and len(_sources(ds)) == 1 else None
+    readers, sources = _readers(ds), _sources(ds)
+    reader = readers[0] if len(readers) == 1 and len(sources) == 1 else None
     files = reader.file_list() if reader is not None else None
     if balance == "labels":
         from parafeed.ops.sources import TensorSlicesDataset
 
         plan.policy = "LABELS"
-        sources = _sources(ds)
         if len(sources) == 1 and isinstance(sources[0], TensorSlicesDataset):
             return DistributedDataset(_shard_slices_by_labels(ds, sources[0], plan, label, label_fn, seed), plan)
         if files is None or getattr(reader, "_compression", None) != "":

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.dataset import Dataset, DatasetIterator
+from parafeed.distribute.balance import with_weights
 from parafeed.errors import CancelledError, InvalidArgumentError
 from parafeed.structure import TensorSpec, batch_spec, map_structure
 
@@ -220,8 +221,6 @@ class WeightedBatchDataset(Dataset):
         spec = batch_spec(self._parents[0].element_spec, None)
         if not self._weights:
             return spec
-        from parafeed.distribute.balance import with_weights
-
         return with_weights(spec, TensorSpec((None,), np.float32))
 
     def _cardinality(self) -> int:
@@ -272,8 +271,6 @@ class _WeightedBatchIterator(DatasetIterator):
         batch = stack_elements(rows, "weighted_batch()") if rows else _empty_batch(d._parents[0].element_spec)
         if not d._weights:
             return batch
-        from parafeed.distribute.balance import with_weights
-
         scale = d._num_replicas * len(rows) / consumed if rows else 0.0
         return with_weights(batch, np.full(len(rows), scale, np.float32))
 
