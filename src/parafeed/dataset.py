@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.errors import InvalidArgumentError
+from parafeed.errors import InvalidArgumentError, StateError
 from parafeed.options import Options
-from parafeed.stats import Pipeline, StageStats, current_pipeline
+from parafeed.stats import Pipeline, StageStats, current_epochs, current_pipeline, epochs_scope
 from parafeed.structure import spec_of
 
 AUTOTUNE = -1
@@ -61,6 +61,48 @@ class DatasetIterator:
                 break
             done += 1
         return done
+
+    # ------------------------------------------------------------------ checkpointing
+
+    def get_state(self) -> dict:
+        """This iterator's position as a small JSON-serialisable dict: restore it with ``set_state``.
+
+        The state holds positions, indices, seeds and RNG states, never element data (except ``unique``'s seen
+        values). Restore it into a new iterator of the same pipeline, in this process or another one.
+
+        Example:
+            >>> it = iter(ds); next(it); state = it.get_state()
+            >>> it2 = iter(ds); it2.set_state(state)  # it2 goes on where `it` stood
+        """
+        state = {"step": self._step_name(), **self._get_state()}
+        if self._pipeline is None:
+            return state
+        from parafeed.checkpoint import with_seeds
+
+        return with_seeds(self._pipeline, state)
+
+    def set_state(self, state: dict) -> None:
+        """Move this iterator to a position saved by ``get_state`` (on a new iterator, before taking elements)."""
+        if not isinstance(state, dict) or state.get("step") != self._step_name():
+            got = state.get("step") if isinstance(state, dict) else type(state).__name__
+            raise StateError(
+                f"set_state(): the state was saved by a {got!r} step where this pipeline has {self._step_name()!r}; "
+                "restore a state into the same pipeline it was saved from"
+            )
+        if self._pipeline is not None:
+            from parafeed.checkpoint import restore_seeds
+
+            restore_seeds(self._pipeline, state)
+        self._set_state(state)
+
+    def _step_name(self) -> str:
+        return type(self).__name__.strip("_").removesuffix("Iterator")
+
+    def _get_state(self) -> dict:
+        raise StateError(f"get_state(): the {self._step_name()} step cannot save its position")
+
+    def _set_state(self, state: dict) -> None:
+        raise StateError(f"set_state(): the {self._step_name()} step cannot restore a position")
 
     def close(self) -> None:
         """Release resources held by this iterator and its parents; idempotent."""
@@ -167,6 +209,7 @@ class Dataset:
         with pipeline.active():
             it = self._iter()
         pipeline.finish_building()
+        pipeline.dataset = self
         it._pipeline = pipeline
         return it
 
@@ -573,12 +616,22 @@ class PassThroughDataset(Dataset):
         return self._parents[0]._cardinality()
 
 
-def iterate_in(pipeline: Pipeline | None, dataset: Dataset) -> DatasetIterator:
-    """``dataset``'s iterator built inside ``pipeline``: for steps that create iterators while running."""
-    if pipeline is None:
-        return dataset._iter()
-    with pipeline.active():
-        return dataset._iter()
+def iteration_context() -> tuple:
+    """The pipeline and ``repeat`` epochs of the iterator being built: steps that create iterators while running
+    keep it and pass it to :func:`iterate_in`."""
+    return current_pipeline(), current_epochs()
+
+
+def iterate_in(context: tuple, dataset: Dataset, epoch: int | None = None) -> DatasetIterator:
+    """``dataset``'s iterator built in ``context`` (from :func:`iteration_context`), in pass ``epoch`` of a repeat:
+    shuffles draw their order from the seed, the iteration and these epochs, so a restored pipeline rebuilds the
+    same iterators."""
+    pipeline, epochs = context
+    with epochs_scope(epochs if epoch is None else (*epochs, epoch)):
+        if pipeline is None:
+            return dataset._iter()
+        with pipeline.active():
+            return dataset._iter()
 
 
 class _Unset:

@@ -34,3 +34,7 @@ class WorkerError(ParafeedError, RuntimeError):
 
 class CancelledError(ParafeedError, RuntimeError):
     """A wait was abandoned because the pipeline it served was closed."""
+
+
+class StateError(ParafeedError, ValueError):
+    """An iterator's position cannot be saved, or a saved state does not fit the pipeline it is restored into."""

@@ -247,12 +247,33 @@ class TFRecordSelectionDataset(Dataset):
 class _SelectionIterator(DatasetIterator):
     def __init__(self, selection: list):
         super().__init__()
+        self._selection = selection
+        self._seek(0)
+
+    def _seek(self, index: int) -> None:
         from parafeed.io.index import read_records
 
-        self._records = (r for path, indices in selection for r in read_records(path, indices))
+        def records() -> Any:
+            left = index
+            for path, indices in self._selection:
+                if left < len(indices):
+                    yield from read_records(path, indices[left:])
+                left = max(0, left - len(indices))
+
+        self._records = records()
+        self._index = index
 
     def __next__(self) -> bytes:
-        return next(self._records)
+        x = next(self._records)
+        self._index += 1
+        return x
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        self._records.close()
+        self._seek(int(state["index"]))
 
     def close(self) -> None:
         self._records.close()

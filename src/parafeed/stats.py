@@ -21,6 +21,7 @@ from typing import Any
 from parafeed.options import Options
 
 _current: ContextVar[Pipeline | None] = ContextVar("parafeed_pipeline", default=None)
+_epochs: ContextVar[tuple] = ContextVar("parafeed_epochs", default=())
 
 
 @dataclass
@@ -70,6 +71,8 @@ class Pipeline:
         self.options = options
         self.collect = bool(options.resolve("stats"))
         self.root: StageStats | None = None
+        self.dataset: Any = None  # the dataset iterated
+        self.iterations: dict[int, int] = {}  # id(shuffle step) -> which iteration of that step this tree is
         self.started = time.perf_counter()
         self._ram: Any = None
         self._building: list[list[StageStats]] | None = [[]] if self.collect else None
@@ -123,6 +126,20 @@ def current_pipeline() -> Pipeline | None:
     return _current.get()
 
 
+def current_epochs() -> tuple:
+    """The epochs of the ``repeat`` steps (outermost first) that the iterator being built belongs to."""
+    return _epochs.get()
+
+
+@contextlib.contextmanager
+def epochs_scope(epochs: tuple) -> Iterator[None]:
+    token = _epochs.set(epochs)
+    try:
+        yield
+    finally:
+        _epochs.reset(token)
+
+
 def current_options() -> Options:
     pipeline = _current.get()
     return pipeline.options if pipeline is not None else Options()
@@ -167,6 +184,17 @@ class StatsIterator:
 
     def skip(self, n: int) -> int:
         return self._inner.skip(n)
+
+    def get_state(self) -> dict:
+        from parafeed.checkpoint import with_seeds
+
+        return with_seeds(self._pipeline, self._inner.get_state())
+
+    def set_state(self, state: dict) -> None:
+        from parafeed.checkpoint import restore_seeds
+
+        restore_seeds(self._pipeline, state)
+        self._inner.set_state(state)
 
     def stats(self) -> list[StageStats]:
         return self._pipeline.stages() if self._pipeline is not None else []

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import INFINITE, Dataset, DatasetIterator, iterate_in
+from parafeed.checkpoint import position, snapshot
+from parafeed.dataset import INFINITE, Dataset, DatasetIterator, iterate_in, iteration_context
 from parafeed.errors import InvalidArgumentError
-from parafeed.stats import current_pipeline
 from parafeed.structure import TensorSpec, flatten, is_nested, map_structure
 
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")
@@ -139,16 +139,24 @@ def _take_rows(element: Any, index: np.ndarray) -> Any:
     return map_structure(lambda leaf: leaf[index], element) if is_nested(element) else element[index]
 
 
+def _pad_rows(x: Any, size: int) -> Any:
+    """A batch of ``size`` rows: ``x`` with its own rows repeated."""
+    rows = _rows(x)
+    return x if rows >= size else _take_rows(x, np.arange(size) % rows)
+
+
 class _EqualStepsIterator(DatasetIterator):
     def __init__(self, dataset: Dataset, steps: int, policy: str, batch_size: int):
         super().__init__()
         self._dataset = dataset
-        self._context = current_pipeline()
+        self._context = iteration_context()
         self._it: DatasetIterator | None = dataset._iter()
         self._left = steps
         self._policy = policy
         self._batch_size = batch_size  # short batches are filled up to it (0: to the largest seen)
         self._last: Any = None
+        self._passes = 0  # new passes of the input begun by policy="repeat"
+        self._at: tuple = (None, None)  # the input's state before the last batch (to pad with it after a restore)
 
     def __next__(self) -> Any:
         if self._left <= 0:
@@ -164,7 +172,7 @@ class _EqualStepsIterator(DatasetIterator):
         self._batch_size = max(self._batch_size, rows)
         weights = np.ones(self._batch_size, np.float32)
         if rows < self._batch_size:  # a short last batch: filled up with its own rows, of weight 0
-            x = _take_rows(x, np.arange(self._batch_size) % rows)
+            x = _pad_rows(x, self._batch_size)
             weights[rows:] = 0.0
         self._last = (x,)
         return with_weights(x, weights)
@@ -173,12 +181,16 @@ class _EqualStepsIterator(DatasetIterator):
         """The next input batch; for ``repeat`` a new pass when the input ends; None when ``pad`` runs out."""
         if self._it is not None:
             try:
-                return next(self._it)
+                before = snapshot(self._it) if self._policy == "pad" else self._at
+                x = next(self._it)
+                self._at = before
+                return x
             except StopIteration:
                 self._it.close()
                 self._it = None
         if self._policy == "repeat":
-            self._it = iterate_in(self._context, self._dataset)
+            self._passes += 1
+            self._it = iterate_in(self._context, self._dataset, self._passes)
             try:
                 return next(self._it)
             except StopIteration:
@@ -194,6 +206,30 @@ class _EqualStepsIterator(DatasetIterator):
                 "fewer replicas than records"
             )
         return None
+
+    def _get_state(self) -> dict:
+        last = None
+        if self._policy == "pad" and self._last is not None:
+            at, error = self._at
+            last = position(at, 0, error)["at"]
+        current = None if self._it is None else self._it.get_state()
+        return {"left": self._left, "batch_size": self._batch_size, "passes": self._passes, "current": current,
+                "last": last}  # fmt: skip
+
+    def _set_state(self, state: dict) -> None:
+        self.close()
+        self._left, self._batch_size = int(state["left"]), int(state["batch_size"])
+        self._passes = int(state["passes"])
+        if state["last"] is not None:  # read the last batch again: a replica that ran out pads with its rows
+            it = iterate_in(self._context, self._dataset, self._passes or None)
+            try:
+                it.set_state(state["last"])
+                self._last, self._at = (_pad_rows(next(it), self._batch_size),), (state["last"], None)
+            finally:
+                it.close()
+        if state["current"] is not None:
+            self._it = iterate_in(self._context, self._dataset, self._passes or None)
+            self._it.set_state(state["current"])
 
     def close(self) -> None:
         if self._it is not None:

@@ -274,6 +274,18 @@ class _WeightedBatchIterator(DatasetIterator):
         scale = d._num_replicas * len(rows) / consumed if rows else 0.0
         return with_weights(batch, np.full(len(rows), scale, np.float32))
 
+    def _get_state(self) -> dict:
+        """Every step ends on a global-batch boundary of the shared input, so the state is the same on every
+        replica; the sizes after a restore are decided anew from the speeds."""
+        return {"parent": self._parent.get_state(), "step": self._step, "epoch_start": self._epoch_start}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._step, self._epoch_start = int(state["step"]), int(state["epoch_start"])
+        balancer = self._dataset._balancer
+        if balancer is not None:
+            balancer.next_step = max(balancer.next_step, self._step)
+
 
 def _empty_batch(spec: Any) -> Any:
     return map_structure(lambda s: np.zeros((0, *(d or 0 for d in s.shape or ())), s.dtype), spec)

@@ -15,7 +15,7 @@ import numpy as np
 
 from parafeed.dataset import DatasetIterator
 from parafeed.elements import to_leaf
-from parafeed.errors import InvalidArgumentError, ParseError
+from parafeed.errors import InvalidArgumentError, ParseError, StateError
 from parafeed.io.streams import ByteStream
 from parafeed.structure import STRING, as_dtype, dtype_name
 
@@ -33,8 +33,24 @@ class TextLineReader(DatasetIterator):
         self._lines: Iterator[bytes] = iter(())
         self._rest = b""
         self._done = False
+        self._count = 0  # lines returned
 
     def __next__(self) -> bytes:
+        line = self._next_line()
+        self._count += 1
+        return line
+
+    def _get_state(self) -> dict:
+        return {"lines": self._count}
+
+    def _set_state(self, state: dict) -> None:
+        """Reads up to the saved line again (lines have no index to seek with)."""
+        lines = int(state["lines"])
+        if lines < self._count:
+            raise StateError("set_state(): TextLineDataset cannot go back; restore into a new iterator (iter(ds))")
+        self.skip(lines - self._count)
+
+    def _next_line(self) -> bytes:
         for line in self._lines:
             return line
         while not self._done:
@@ -137,6 +153,7 @@ class CsvReader(DatasetIterator):
             doublequote=True, quoting=quoting, strict=True,
         )  # fmt: skip
         self._skip_header = header
+        self._count = 0  # records read (converted or not)
         self._width = len(columns.dtypes) if columns.select is None else None
         self._needed = len(columns.dtypes) if columns.select is None else columns.select[-1] + 1
 
@@ -146,6 +163,7 @@ class CsvReader(DatasetIterator):
                 self._skip_header = False
                 next(self._reader)
             fields = next(self._reader) or [""]
+            self._count += 1
         except csv.Error as err:
             raise ParseError(f"CsvDataset: {self._path}:{self._reader.line_num}: malformed CSV: {err}") from None
         except StopIteration:
@@ -161,6 +179,21 @@ class CsvReader(DatasetIterator):
         if self._columns.select is not None:
             fields = [fields[c] for c in self._columns.select]
         return tuple(self._convert(i, field, line) for i, field in enumerate(fields))
+
+    def _get_state(self) -> dict:
+        return {"records": self._count}
+
+    def _set_state(self, state: dict) -> None:
+        """Reads up to the saved record again (CSV records have no index to seek with)."""
+        records = int(state["records"])
+        if records < self._count:
+            raise StateError("set_state(): CsvDataset cannot go back; restore into a new iterator (iter(ds))")
+        if self._skip_header and records:
+            self._skip_header = False
+            next(self._reader, None)
+        for _ in range(records - self._count):
+            next(self._reader, None)
+        self._count = records
 
     def _convert(self, i: int, field: str, line: int) -> Any:
         cols = self._columns

@@ -21,7 +21,7 @@ from typing import BinaryIO
 import numpy as np
 
 from parafeed.dataset import DatasetIterator
-from parafeed.errors import DataLossError, InvalidArgumentError
+from parafeed.errors import DataLossError, InvalidArgumentError, StateError
 from parafeed.io.streams import ByteStream, compression_type_of, wbits
 
 try:
@@ -161,6 +161,7 @@ class TFRecordFileReader(DatasetIterator):
         self._pos = 0
         self._base = 0  # stream offset of self._buf[0]
         self._ready: Iterator[bytes] = iter(())
+        self._ready_end = 0  # stream offset where the framed records in _ready end
         self._error: DataLossError | None = None  # raised once the records framed before it are out
         self._eof = False
 
@@ -172,7 +173,7 @@ class TFRecordFileReader(DatasetIterator):
             raise err
         while True:
             records, pos, status, bad_length = frame_records(self._buf, self._pos, self._crc, _FRAME_BATCH)
-            offset = self._base + pos
+            offset = self._ready_end = self._base + pos
             self._pos = pos
             if status == FRAME_BAD_DATA_CRC:
                 self._pos = pos + 16 + bad_length
@@ -228,6 +229,28 @@ class TFRecordFileReader(DatasetIterator):
             self._source.seek(offset)
             self._base, self._buf, self._pos, self._eof = offset, b"", 0, False
         return n
+
+    def _get_state(self) -> dict:
+        """The stream offset of the next record to return (a corrupt record not yet reported is read again)."""
+        pending = list(self._ready)
+        self._ready = iter(pending)
+        if pending or self._error is not None:
+            return {"offset": self._ready_end - sum(16 + len(r) for r in pending)}
+        return {"offset": self._base + self._pos}
+
+    def _set_state(self, state: dict) -> None:
+        offset = int(state["offset"])
+        here = self._base + len(self._buf)  # the stream's position
+        self._ready, self._error, self._buf, self._pos, self._eof = iter(()), None, b"", 0, False
+        if self._source.seekable:
+            self._source.seek(offset)
+        elif offset < here:
+            raise StateError(f"set_state(): {self.path} is compressed and cannot go back; restore into a new iterator")
+        else:  # decompress up to the offset
+            left = offset - here
+            while left > 0 and (data := self._source.read(min(left, 1 << 20))):
+                left -= len(data)
+        self._base = self._ready_end = offset
 
     def _read_more(self, keep: bool = False) -> bool:
         """Append more of the stream to the buffer (dropping consumed bytes unless ``keep``); False at its end."""

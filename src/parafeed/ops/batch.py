@@ -9,6 +9,7 @@ import numpy as np
 
 from parafeed import buffers
 from parafeed.arguments import as_int, positive_int
+from parafeed.checkpoint import position, snapshot
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import ElementTypeError, InvalidArgumentError
@@ -136,6 +137,12 @@ class _BatchIterator(DatasetIterator):
             raise StopIteration
         return stack_elements(buf, "batch()")
 
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state()}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+
 
 class UnbatchDataset(Dataset):
     """The rows of each element's components, as separate elements."""
@@ -185,13 +192,28 @@ class _UnbatchIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator):
         super().__init__(parent)
         self._parent = parent
-        self._rows: Any = iter(())
+        self._rows: list = []
+        self._row = 0  # rows of the current input batch already returned
+        self._at: Any = None  # the input's state before the current batch
+        self._error: Any = None
 
     def __next__(self) -> Any:
-        while True:
-            for row in self._rows:
-                return row
-            self._rows = iter(_rows(next(self._parent), "unbatch()"))
+        while self._row >= len(self._rows):
+            self._at, self._error = snapshot(self._parent)
+            self._rows, self._row = _rows(next(self._parent), "unbatch()"), 0
+        self._row += 1
+        return self._rows[self._row - 1]
+
+    def _get_state(self) -> dict:
+        if self._row >= len(self._rows):  # between input batches
+            return {"at": self._parent.get_state(), "row": 0}
+        return {"at": position(self._at, 0, self._error)["at"], "row": self._row}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["at"])
+        self._at, self._rows, self._row = state["at"], [], 0
+        if state["row"]:
+            self._rows, self._row = _rows(next(self._parent), "unbatch()"), int(state["row"])
 
 
 class RebatchDataset(Dataset):
@@ -236,6 +258,8 @@ class _RebatchIterator(DatasetIterator):
         self._rows = 0
         self._offset = 0
         self._done = False
+        self._at: Any = None  # the input's state before the current batch
+        self._error: Any = None
 
     def __next__(self) -> Any:
         if self._done:
@@ -245,6 +269,7 @@ class _RebatchIterator(DatasetIterator):
         pieces, have = [], 0
         while True:
             if self._current is None:
+                self._at, self._error = snapshot(self._parent)
                 try:
                     self._current = next(self._parent)
                 except StopIteration:
@@ -262,6 +287,20 @@ class _RebatchIterator(DatasetIterator):
             self._done = True
             raise StopIteration
         return pieces[0] if len(pieces) == 1 else _concat(pieces)
+
+    def _get_state(self) -> dict:
+        state = {"turn": self._turn, "done": self._done, "offset": 0}
+        if self._current is None:
+            return {**state, "at": self._parent.get_state()}
+        return {**state, "at": position(self._at, 0, self._error)["at"], "offset": self._offset}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["at"])
+        self._at, self._current, self._offset = state["at"], None, int(state["offset"])
+        self._turn, self._done = int(state["turn"]), bool(state["done"])
+        if self._offset:
+            self._current = next(self._parent)
+            self._rows = _rows_count(self._current)
 
 
 def _rows_count(element: Any) -> int:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
 from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.errors import StateError
 from parafeed.io.cache_file import CacheWriter, read_cache
 from parafeed.structure import flatten, pack_as
 
@@ -49,9 +51,25 @@ class _ReplayIterator(DatasetIterator):
     def __init__(self, source: Any):
         super().__init__()
         self._source = source
+        self._index = 0
 
     def __next__(self) -> Any:
-        return next(self._source)
+        x = next(self._source)
+        self._index += 1
+        return x
+
+    def _step_name(self) -> str:
+        return "Cache"
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        """Replays up to the saved index (whether it was saved while filling the cache or replaying it)."""
+        index = int(state["index"])
+        if index < self._index:
+            raise StateError("set_state(): cache() cannot go back; restore a state into a new iterator (iter(ds))")
+        self._index += sum(1 for _ in itertools.islice(self._source, index - self._index))
 
     def close(self) -> None:
         closer = getattr(self._source, "close", None)
@@ -71,6 +89,21 @@ class _FillIterator(DatasetIterator):
         self._ds = ds
         self._writer = writer
         self._elements: list | None = [] if writer is None else None
+        self._index = 0
+
+    def _step_name(self) -> str:
+        return "Cache"
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        """Takes the input's first elements again (the cache being filled needs them; the input is new)."""
+        index = int(state["index"])
+        if index < self._index:
+            raise StateError("set_state(): cache() cannot go back; restore a state into a new iterator (iter(ds))")
+        for _ in range(index - self._index):
+            next(self)
 
     def __next__(self) -> Any:
         try:
@@ -89,6 +122,7 @@ class _FillIterator(DatasetIterator):
                 raise
         elif self._elements is not None:
             self._elements.append(x)
+        self._index += 1
         return x
 
     def _publish(self) -> None:

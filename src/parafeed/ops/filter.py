@@ -49,6 +49,13 @@ class _FilterIterator(DatasetIterator):
                 return x
         raise StopIteration
 
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._index = int(state["index"])
+
 
 class TakeWhileDataset(PassThroughDataset):
     """Elements up to (not including) the first for which ``predicate`` is False."""
@@ -86,6 +93,13 @@ class _TakeWhileIterator(DatasetIterator):
         self._done = True
         raise StopIteration
 
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "index": self._index, "done": self._done}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._index, self._done = int(state["index"]), bool(state["done"])
+
 
 class UniqueDataset(PassThroughDataset):
     """Each distinct element once, in order of first appearance (scalar int32, int64 or string elements)."""
@@ -119,3 +133,12 @@ class _UniqueIterator(DatasetIterator):
                 seen.add(x)
                 return x
         raise StopIteration
+
+    def _get_state(self) -> dict:
+        """Holds the values seen so far (ints, or strings as hex): the one state that grows with the data."""
+        seen = [x.hex() if type(x) is bytes else int(x) for x in self._seen]
+        return {"parent": self._parent.get_state(), "seen": seen}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._seen = {bytes.fromhex(v) if isinstance(v, str) else v for v in state["seen"]}

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import callable_arg, positive_int
-from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, iterate_in
+from parafeed.checkpoint import Snapshots
+from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, iterate_in, iteration_context
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import as_int64_scalar, call, fn_name, user_error
 from parafeed.ops.sources import ElementsDataset
-from parafeed.stats import current_pipeline
 from parafeed.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
 
 _STEP = "group_by_window()"
@@ -84,17 +84,23 @@ class GroupByWindowDataset(Dataset):
         return out
 
 
+SNAPSHOT_EVERY = 256  # input elements between saved input states (restoring re-reads at most this many more)
+
+
 class _GroupByWindowIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, ds: GroupByWindowDataset):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._context = current_pipeline()
+        self._context = iteration_context()
         self._groups: dict[int, list] = {}
+        self._held: dict[int, list[int]] = {}  # per key, the input index of each element of its group
         self._sizes: dict[int, int] = {}  # window size per key, asked once per key as tf.data does
         self._current: DatasetIterator | None = None
+        self._current_window: tuple = (0, [])  # the key and input indices of the window being reduced
         self._input_done = False
         self._index = 0
+        self._snapshots = Snapshots(parent, SNAPSHOT_EVERY)
 
     def __next__(self) -> Any:
         while True:
@@ -115,17 +121,56 @@ class _GroupByWindowIterator(DatasetIterator):
                 self._input_done = True
                 continue
             key = self._ds._key(element, self._index)
-            self._index += 1
             k = int(key)
             if k not in self._sizes:
                 self._sizes[k] = self._ds._window_size(key)
             group = self._groups.setdefault(k, [])
             group.append(element)
+            self._held.setdefault(k, []).append(self._index)
+            self._index += 1
+            self._snapshots.note(self._index, self._oldest)
             if len(group) == self._sizes[k]:
                 self._flush(k)
 
     def _flush(self, key: int) -> None:
+        self._current_window = (key, self._held.pop(key))
         self._current = iterate_in(self._context, self._ds._reduce(np.int64(key), self._groups.pop(key)))
+
+    def _all_held(self) -> list[int]:
+        held = [i for indices in self._held.values() for i in indices]
+        return held + self._current_window[1] if self._current is not None else held
+
+    def _oldest(self) -> int:
+        return min(self._all_held(), default=self._index)
+
+    def _get_state(self) -> dict:
+        """Size: the input indices of the elements held in open windows, plus the input's state."""
+        current = None
+        if self._current is not None:
+            current = [self._current_window[0], self._current_window[1], self._current.get_state()]
+        return {
+            "groups": [[k, list(v)] for k, v in self._held.items()], "sizes": [[k, n] for k, n in self._sizes.items()],
+            "current": current, "input_done": self._input_done,
+            "input": self._snapshots.state(self._all_held(), self._index),
+        }  # fmt: skip
+
+    def _set_state(self, state: dict) -> None:
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+        current = state["current"]
+        held = [i for _, indices in state["groups"] for i in indices] + (current[1] if current else [])
+        found = self._snapshots.restore(state["input"], held)
+        self._index, self._input_done = int(state["input"]["pulled"]), bool(state["input_done"])
+        self._sizes = {int(k): int(n) for k, n in state["sizes"]}
+        self._held = {int(k): [int(i) for i in v] for k, v in state["groups"]}
+        self._groups = {k: [found[i] for i in v] for k, v in self._held.items()}
+        if current is not None:
+            key, indices, sub = int(current[0]), [int(i) for i in current[1]], current[2]
+            self._current_window = (key, indices)
+            window = [found[i] for i in indices]
+            self._current = iterate_in(self._context, self._ds._reduce(np.int64(key), window))
+            self._current.set_state(sub)
 
     def close(self) -> None:
         if self._current is not None:

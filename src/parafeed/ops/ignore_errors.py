@@ -70,3 +70,9 @@ class _IgnoreErrorsIterator(DatasetIterator):
                 self._ignored.add(err)
                 if self._log_warning:
                     log.warning("ignore_errors(): skipped an element: %s: %s", type(err).__name__, err)
+
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state()}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])

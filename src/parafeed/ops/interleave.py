@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg, positive_int
-from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, iterate_in
-from parafeed.errors import ElementTypeError
+from parafeed.checkpoint import position, seek, snapshot
+from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, iterate_in, iteration_context
+from parafeed.errors import ElementTypeError, StateError
 from parafeed.functions import call, fn_name, user_error
 from parafeed.parallel.threads import BackgroundIterator
-from parafeed.stats import current_pipeline, resolve_deterministic
+from parafeed.stats import resolve_deterministic
 
 
 class InterleaveDataset(Dataset):
@@ -78,9 +79,10 @@ class _FlatMapIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._context = current_pipeline()
+        self._context = iteration_context()
         self._current: DatasetIterator | None = None
         self._inputs = 0
+        self._at: tuple = (None, None)  # the input's state before the current input element
 
     def __next__(self) -> Any:
         while True:
@@ -91,6 +93,7 @@ class _FlatMapIterator(DatasetIterator):
                 except StopIteration:
                     it.close()
                     self._current = None
+            self._at = snapshot(self._parent)
             element = next(self._parent)
             self._current = iterate_in(self._context, self._ds._open(element, self._inputs))
             self._inputs += 1
@@ -99,6 +102,7 @@ class _FlatMapIterator(DatasetIterator):
         done = 0
         while done < n:
             if self._current is None:
+                self._at = snapshot(self._parent)
                 try:
                     element = next(self._parent)
                 except StopIteration:
@@ -111,6 +115,24 @@ class _FlatMapIterator(DatasetIterator):
                 self._current.close()
                 self._current = None
         return done
+
+    def _get_state(self) -> dict:
+        if self._current is None:
+            return {"at": self._parent.get_state(), "current": None, "inputs": self._inputs}
+        at, error = self._at
+        return {"at": position(at, 0, error)["at"], "current": self._current.get_state(), "inputs": self._inputs}
+
+    def _set_state(self, state: dict) -> None:
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+        self._parent.set_state(state["at"])
+        self._inputs = int(state["inputs"])
+        if state["current"] is not None:
+            self._at = (state["at"], None)
+            element = next(self._parent)
+            self._current = iterate_in(self._context, self._ds._open(element, self._inputs - 1))
+            self._current.set_state(state["current"])
 
     def close(self) -> None:
         if self._current is not None:
@@ -129,8 +151,9 @@ class _InterleaveIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._context = current_pipeline()
+        self._context = iteration_context()
         self._cycle: list[DatasetIterator | None] = [None] * ds._cycle_length
+        self._opened: list[tuple] = [(0, (None, None))] * ds._cycle_length  # per slot: input number, state before
         self._open = 0
         self._slot = 0
         self._block = 0
@@ -162,12 +185,14 @@ class _InterleaveIterator(DatasetIterator):
 
     def _fill(self, slot: int) -> bool:
         """Open the next input in ``slot``; False at the end of the input."""
+        before = snapshot(self._parent)
         try:
             element = next(self._parent)
         except StopIteration:
             self._input_done = True
             return False
         self._cycle[slot] = self._open_input(iterate_in(self._context, self._ds._open(element, self._inputs)))
+        self._opened[slot] = (self._inputs, before)
         self._inputs += 1
         self._open += 1
         return True
@@ -175,16 +200,64 @@ class _InterleaveIterator(DatasetIterator):
     def _open_input(self, it: DatasetIterator) -> Any:
         return it
 
+    def _input_state(self, it: Any) -> dict:
+        return position(it.get_state(), 0)
+
+    def _get_state(self) -> dict:
+        """Size: the input's state and one state per open input (``cycle_length`` at most)."""
+        slots: list = [None] * len(self._cycle)
+        earliest = None
+        for i, it in enumerate(self._cycle):
+            if it is not None:
+                number, (before, error) = self._opened[i]
+                slots[i] = [number, self._input_state(it)]
+                if earliest is None or number < earliest[0]:
+                    earliest = (number, position(before, 0, error)["at"])
+        if earliest is None:
+            earliest = (self._inputs, self._parent.get_state())
+        return {
+            "from": earliest[0], "at": earliest[1], "inputs": self._inputs, "slots": slots, "slot": self._slot,
+            "block": self._block, "input_done": self._input_done,
+        }  # fmt: skip
+
+    def _set_state(self, state: dict) -> None:
+        if len(state["slots"]) != len(self._cycle):
+            raise StateError(
+                f"set_state(): {self._ds._step} was saved with cycle_length={len(state['slots'])}, this pipeline has "
+                f"{len(self._cycle)} (AUTOTUNE picks the number of cores); give cycle_length explicitly to resume "
+                "on other machines"
+            )
+        self._close_inputs()
+        self._parent.set_state(state["at"])
+        here = int(state["from"])
+        opened = sorted((s[0], i, s[1]) for i, s in enumerate(state["slots"]) if s is not None)
+        for number, slot, pos in opened:
+            if number < here or self._parent.skip(number - here) != number - here:
+                raise StateError(f"set_state(): {self._ds._step}: the input ended before input {number}")
+            before = snapshot(self._parent)
+            it = iterate_in(self._context, self._ds._open(next(self._parent), number))
+            seek(it, pos)
+            self._cycle[slot], self._opened[slot] = self._open_input(it), (number, before)
+            here = number + 1
+        self._inputs = int(state["inputs"])
+        if self._inputs > here and self._parent.skip(self._inputs - here) != self._inputs - here:
+            raise StateError(f"set_state(): {self._ds._step}: the input ended before the saved position")
+        self._open = len(opened)
+        self._slot, self._block, self._input_done = int(state["slot"]), int(state["block"]), bool(state["input_done"])
+
     def _advance(self) -> None:
         self._block = 0
         self._slot = (self._slot + 1) % len(self._cycle)
 
-    def close(self) -> None:
+    def _close_inputs(self) -> None:
         for i, it in enumerate(self._cycle):
             if it is not None:
                 it.close()
                 self._cycle[i] = None
         self._open = 0
+
+    def close(self) -> None:
+        self._close_inputs()
         super().close()
 
 
@@ -208,6 +281,9 @@ class _ParallelInterleaveIterator(_InterleaveIterator):
 
     def _open_input(self, it: DatasetIterator) -> Any:
         return BackgroundIterator(it, 2, "parafeed-interleave", self._limit, self._chunk)
+
+    def _input_state(self, it: Any) -> dict:
+        return it.get_state()
 
     def _fill(self, slot: int) -> bool:
         if not super()._fill(slot):

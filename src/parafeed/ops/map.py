@@ -109,3 +109,10 @@ class _MapIterator(DatasetIterator):
         done = self._parent.skip(n)  # skipped elements are not mapped: their results would be dropped anyway
         self._index += done
         return done
+
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._index = int(state["index"])

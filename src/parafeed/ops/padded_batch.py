@@ -138,6 +138,12 @@ class _PaddedBatchIterator(DatasetIterator):
             raise StopIteration
         return self._pad(buf)
 
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state()}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+
 
 def _pad_component(leaves: list, padded_shape: tuple | None, fill: Any, component: int) -> np.ndarray:
     is_string = type(leaves[0]) is bytes or (isinstance(leaves[0], np.ndarray) and leaves[0].dtype == STRING)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import as_int
+from parafeed.checkpoint import position, seek
 from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, PassThroughDataset
-from parafeed.errors import InvalidArgumentError
+from parafeed.errors import InvalidArgumentError, StateError
 from parafeed.parallel.threads import BackgroundIterator
 from parafeed.stats import current_pipeline, element_bytes
 
@@ -81,6 +82,19 @@ class _PrefetchIterator(DatasetIterator):
         background.resize(size)
         if self._stage is not None:
             self._stage.buffer_size = size
+
+    def _get_state(self) -> dict:
+        if self._background is None:
+            return position(self._parent.get_state(), 0)
+        return self._background.get_state()
+
+    def _set_state(self, state: dict) -> None:
+        if self._background is not None:
+            raise StateError(
+                "set_state(): prefetch() has started reading ahead; restore a state into a new iterator (iter(ds)) "
+                "before taking elements from it"
+            )
+        seek(self._parent, state)
 
     def close(self) -> None:
         if self._background is None:

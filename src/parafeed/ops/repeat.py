@@ -5,8 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import count_arg
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, PassThroughDataset, iterate_in
-from parafeed.stats import current_pipeline
+from parafeed.dataset import (
+    INFINITE,
+    UNKNOWN,
+    Dataset,
+    DatasetIterator,
+    PassThroughDataset,
+    iterate_in,
+    iteration_context,
+)
 
 
 class RepeatDataset(PassThroughDataset):
@@ -34,7 +41,7 @@ class _RepeatIterator(DatasetIterator):
     def __init__(self, dataset: Dataset, count: int):
         super().__init__()
         self._dataset = dataset
-        self._context = current_pipeline()
+        self._context = iteration_context()
         self._count = count
         self._epoch = 0
         self._it: DatasetIterator | None = None
@@ -45,7 +52,7 @@ class _RepeatIterator(DatasetIterator):
             if self._it is None:
                 if self._count != -1 and self._epoch >= self._count:
                     raise StopIteration
-                self._it = iterate_in(self._context, self._dataset)
+                self._it = iterate_in(self._context, self._dataset, self._epoch)
                 self._produced = False
             try:
                 x = next(self._it)
@@ -58,6 +65,18 @@ class _RepeatIterator(DatasetIterator):
                 continue
             self._produced = True
             return x
+
+    def _get_state(self) -> dict:
+        child = None if self._it is None else self._it.get_state()
+        return {"epoch": self._epoch, "count": self._count, "produced": self._produced, "current": child}
+
+    def _set_state(self, state: dict) -> None:
+        self.close()
+        self._epoch, self._count = int(state["epoch"]), int(state["count"])
+        self._produced = bool(state["produced"])
+        if state["current"] is not None:
+            self._it = iterate_in(self._context, self._dataset, self._epoch)
+            self._it.set_state(state["current"])
 
     def close(self) -> None:
         if self._it is not None:

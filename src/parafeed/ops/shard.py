@@ -47,3 +47,10 @@ class ShardIterator(DatasetIterator):
         x = next(self._parent)
         self._to_skip = self._num_shards - 1
         return x
+
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "to_skip": self._to_skip}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._to_skip = int(state["to_skip"])

@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import as_int, positive_int
+from parafeed.checkpoint import Snapshots
 from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.stats import current_epochs, current_pipeline
 
 _DRAWS = 1024  # random numbers drawn per call to the generator
 
@@ -37,43 +39,101 @@ class ShuffleDataset(PassThroughDataset):
         self._seeded = seed is not None
         self._seed = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
         self._reshuffle = bool(reshuffle_each_iteration)
-        self._epochs = itertools.count()
+        self.iterations = 0  # iterators of this step made so far (in separate trees)
 
     def _make_iterator(self) -> DatasetIterator:
-        epoch = next(self._epochs) if self._reshuffle else 0
-        rng = np.random.default_rng([self._seed & (2**63 - 1), epoch])
+        """The order comes from the seed, which iteration of this step the tree is (a new order for every new
+        iterator, as in tf.data) and the epochs of the ``repeat`` steps above it (a new order each pass)."""
+        epoch: list[int] = [0]
+        if self._reshuffle:
+            epoch = [self.iteration_in(current_pipeline()), *current_epochs()]
+        rng = np.random.default_rng([self._seed & (2**63 - 1), *epoch])
         return _ShuffleIterator(self._parent._iter(), self._buffer_size, rng)
+
+    def iteration_in(self, pipeline: Any) -> int:
+        """Which iteration of this step the iterator tree ``pipeline`` is (fixed when first asked)."""
+        if pipeline is None or id(self) not in pipeline.iterations:
+            iteration, self.iterations = self.iterations, self.iterations + 1
+            if pipeline is None:
+                return iteration
+            pipeline.iterations[id(self)] = iteration
+        return pipeline.iterations[id(self)]
 
 
 class _ShuffleIterator(DatasetIterator):
+    """Draws uniformly from a buffer; for checkpoints it numbers the input elements it pulls and keeps which of
+    them each slot holds, so a state stores indices and the input's state, not elements."""
+
     def __init__(self, parent: DatasetIterator, buffer_size: int, rng: np.random.Generator):
         super().__init__(parent)
         self._parent = parent
         self._buffer_size = buffer_size
         self._rng = rng
+        self._rng_state = self._rng.bit_generator.state  # before the current batch of draws
+        self._used = 0  # draws used from the current batch
         self._buffer: list | None = None
+        self._slots: list[int] = []  # the input index of each buffered element
+        self._pulled = 0
         self._parent_done = False
         self._draws: Any = iter(())
+        self._snapshots = Snapshots(parent, self._buffer_size)
 
     def __next__(self) -> Any:
         buf = self._buffer
         if buf is None:
             buf = self._buffer = list(itertools.islice(self._parent, self._buffer_size))
             self._parent_done = len(buf) < self._buffer_size
+            self._slots = list(range(len(buf)))
+            self._pulled = len(buf)
+            self._snapshots.note(self._pulled, self._oldest)
         if not buf:
             raise StopIteration
         u = next(self._draws, None)
         if u is None:
+            self._rng_state = self._rng.bit_generator.state
             self._draws = iter(self._rng.random(_DRAWS).tolist())
+            self._used = 0
             u = next(self._draws)
+        self._used += 1
         i = int(u * len(buf))
         out = buf[i]
         if not self._parent_done:
             try:
                 buf[i] = next(self._parent)
+                self._slots[i] = self._pulled
+                self._pulled += 1
+                if not self._pulled % self._buffer_size:
+                    self._snapshots.note(self._pulled, self._oldest)
                 return out
             except StopIteration:
                 self._parent_done = True
         buf[i] = buf[-1]
         buf.pop()
+        self._slots[i] = self._slots[-1]
+        self._slots.pop()
         return out
+
+    def _oldest(self) -> int:
+        return min(self._slots, default=self._pulled)
+
+    def _get_state(self) -> dict:
+        """Size: the buffer's input indices, ``buffer_size`` integers, plus the input's state and the RNG's."""
+        return {
+            "rng": self._rng_state, "used": self._used,
+            "started": self._buffer is not None, "parent_done": self._parent_done, "slots": list(self._slots),
+            "input": self._snapshots.state(self._slots, self._pulled),
+        }  # fmt: skip
+
+    def _set_state(self, state: dict) -> None:
+        self._rng = np.random.default_rng()
+        self._rng.bit_generator.state = state["rng"]
+        self._rng_state = state["rng"]
+        self._used = int(state["used"])
+        self._draws = iter(())
+        if self._used:
+            self._draws = iter(self._rng.random(_DRAWS).tolist()[self._used :])
+        self._slots = [int(i) for i in state["slots"]]
+        found = self._snapshots.restore(state["input"], self._slots)
+        self._buffer = [found[i] for i in self._slots] if state["started"] else None
+        self._pulled = int(state["input"]["pulled"])
+        self._parent_done = bool(state["parent_done"])

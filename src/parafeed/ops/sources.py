@@ -12,7 +12,7 @@ import numpy as np
 from parafeed.arguments import as_int
 from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator
 from parafeed.elements import _short, to_element
-from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
 from parafeed.structure import (
     STRING,
     TensorSpec,
@@ -72,6 +72,12 @@ class _TensorsIterator(DatasetIterator):
         self._done = True
         return self._element
 
+    def _get_state(self) -> dict:
+        return {"done": self._done}
+
+    def _set_state(self, state: dict) -> None:
+        self._done = bool(state["done"])
+
 
 class TensorSlicesDataset(Dataset):
     """The slices of (nested) tensors along their first dimension."""
@@ -119,6 +125,7 @@ class _SlicesIterator(DatasetIterator):
         self._structure = structure
         self._plain_tuple = type(structure) is tuple and not any(is_nested(c) for c in structure)
         self._single = len(flat) == 1 and not is_nested(structure)
+        self._flat = flat
         self._it = iter(flat[0]) if self._single else zip(*flat)
         self._index = 0
         self._length = length
@@ -129,6 +136,22 @@ class _SlicesIterator(DatasetIterator):
         if self._single or self._plain_tuple:
             return item
         return pack_as(self._structure, item)
+
+    def skip(self, n: int) -> int:
+        done = max(0, min(n, self._length - self._index))
+        self._seek(self._index + done)
+        return done
+
+    def _seek(self, index: int) -> None:
+        flat = [a[index:] for a in self._flat]
+        self._it = iter(flat[0]) if self._single else zip(*flat)
+        self._index = index
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        self._seek(int(state["index"]))
 
 
 class RangeDataset(Dataset):
@@ -167,8 +190,15 @@ class RangeDataset(Dataset):
 class _RangeIterator(DatasetIterator):
     def __init__(self, start: int, stop: int, step: int, dtype: np.dtype):
         super().__init__()
-        self._next_start, self._stop, self._step, self._dtype = start, stop, step, dtype
-        self._remaining = len(range(start, stop, step))
+        self._start, self._stop, self._step, self._dtype = start, stop, step, dtype
+        self._seek(0)
+
+    def _seek(self, index: int) -> None:
+        self._index = index  # elements returned before the current chunk
+        self._chunk_size = 0
+        total = len(range(self._start, self._stop, self._step))
+        self._next_start = self._start + index * self._step
+        self._remaining = max(0, total - index)
         self._chunk: Any = iter(())
 
     def __next__(self) -> Any:
@@ -176,6 +206,8 @@ class _RangeIterator(DatasetIterator):
             return next(self._chunk)
         except StopIteration:
             pass
+        self._index += self._chunk_size
+        self._chunk_size = 0
         n = min(self._remaining, RangeDataset._CHUNK)
         if n <= 0:
             raise StopIteration
@@ -183,7 +215,15 @@ class _RangeIterator(DatasetIterator):
         self._next_start = start + n * self._step
         self._remaining -= n
         self._chunk = iter(np.arange(start, start + n * self._step, self._step, dtype=np.int64).astype(self._dtype))
+        self._chunk_size = n
         return next(self._chunk)
+
+    def _get_state(self) -> dict:
+        left = self._chunk.__length_hint__()  # elements of the current chunk not yet returned
+        return {"index": self._index + self._chunk_size - left}
+
+    def _set_state(self, state: dict) -> None:
+        self._seek(int(state["index"]))
 
 
 class GeneratorDataset(Dataset):
@@ -265,9 +305,26 @@ class _GeneratorIterator(DatasetIterator):
 
     def __next__(self) -> Any:
         value = next(self._source)
-        element = _conform(value, self._signature, self._index)
         self._index += 1
-        return element
+        return _conform(value, self._signature, self._index - 1)
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        """Replays the generator up to the saved index: resuming needs a generator that yields the same sequence
+        each time it is called (a file or a seeded computation), as tf.data's checkpoints of generators do not
+        exist at all."""
+        index = int(state["index"])
+        while self._index < index:
+            try:
+                next(self._source)
+            except StopIteration:
+                raise StateError(
+                    f"set_state(): from_generator(): the generator ended after {self._index} elements, before the "
+                    f"saved position {index}; resuming needs a generator that yields the same sequence again"
+                ) from None
+            self._index += 1
 
     def close(self) -> None:
         closer = getattr(self._source, "close", None)
@@ -354,6 +411,16 @@ class _ListIterator(DatasetIterator):
         super().__init__()
         self._elements = elements
         self._it = iter(elements)
+        self._index = 0
 
     def __next__(self) -> Any:
-        return next(self._it)
+        x = next(self._it)
+        self._index += 1
+        return x
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        self._index = int(state["index"])
+        self._it = iter(self._elements[self._index :])

@@ -41,6 +41,13 @@ class _TakeIterator(DatasetIterator):
             self._remaining -= 1
         return x
 
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "remaining": self._remaining}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._remaining = int(state["remaining"])
+
 
 class SkipDataset(PassThroughDataset):
     """All but the first ``count`` elements (none when -1)."""
@@ -76,3 +83,10 @@ class _SkipIterator(DatasetIterator):
                     raise StopIteration
             self._to_skip = 0
         return next(self._parent)
+
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "to_skip": self._to_skip}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._to_skip = int(state["to_skip"])

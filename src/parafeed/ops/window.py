@@ -6,6 +6,7 @@ from collections import deque
 from typing import Any
 
 from parafeed.arguments import positive_int
+from parafeed.checkpoint import Snapshots
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
 from parafeed.ops.sources import ElementsDataset
 from parafeed.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
@@ -71,6 +72,8 @@ class _WindowIterator(DatasetIterator):
         self._drop_remainder = drop_remainder
         self._buffer: deque = deque()
         self._input_done = False
+        self._pulled = 0
+        self._snapshots = Snapshots(parent, (size - 1) * stride + 1)
 
     def __next__(self) -> Any:
         buf = self._buffer
@@ -80,6 +83,9 @@ class _WindowIterator(DatasetIterator):
                 buf.append(next(self._parent))
             except StopIteration:
                 self._input_done = True
+                break
+            self._pulled += 1
+            self._snapshots.note(self._pulled, lambda: self._pulled - len(buf))
         if not buf or (self._drop_remainder and len(buf) < target):
             raise StopIteration
         elements = list(buf)[:: self._stride][: self._size]
@@ -91,8 +97,21 @@ class _WindowIterator(DatasetIterator):
                     next(self._parent)
                 except StopIteration:
                     self._input_done = True
+                    break
+                self._pulled += 1
             buf.clear()
         else:
             for _ in range(self._shift):
                 buf.popleft()
         return _window(elements)
+
+    def _get_state(self) -> dict:
+        held = list(range(self._pulled - len(self._buffer), self._pulled))
+        return {"input": self._snapshots.state(held, self._pulled), "held": len(held), "input_done": self._input_done}
+
+    def _set_state(self, state: dict) -> None:
+        pulled = int(state["input"]["pulled"])
+        held = list(range(pulled - int(state["held"]), pulled))
+        found = self._snapshots.restore(state["input"], held)
+        self._buffer = deque(found[i] for i in held)
+        self._pulled, self._input_done = pulled, bool(state["input_done"])

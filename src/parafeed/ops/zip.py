@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, iterate_in
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, iterate_in, iteration_context
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.stats import current_pipeline
 from parafeed.structure import (
     TensorSpec,
     flatten,
@@ -72,6 +71,14 @@ class _ZipIterator(DatasetIterator):
             raise
         return items if self._plain_tuple else pack_as(self._structure, items)
 
+    def _get_state(self) -> dict:
+        return {"parents": [it.get_state() for it in self._parents], "done": self._done}
+
+    def _set_state(self, state: dict) -> None:
+        for it, s in zip(self._parents, state["parents"], strict=True):
+            it.set_state(s)
+        self._done = bool(state["done"])
+
 
 class ConcatenateDataset(Dataset):
     """The elements of ``first`` followed by those of ``second``; both need the same structure and dtypes."""
@@ -112,7 +119,8 @@ def _dtypes_only(spec: Any) -> Any:
 class _ConcatenateIterator(DatasetIterator):
     def __init__(self, datasets: tuple[Dataset, ...]):
         super().__init__()
-        self._context = current_pipeline()
+        self._context = iteration_context()
+        self._datasets = datasets
         self._pending = list(datasets)
         self._it: DatasetIterator | None = None
 
@@ -127,6 +135,16 @@ class _ConcatenateIterator(DatasetIterator):
             except StopIteration:
                 self._it.close()
                 self._it = None
+
+    def _get_state(self) -> dict:
+        return {"pending": len(self._pending), "current": None if self._it is None else self._it.get_state()}
+
+    def _set_state(self, state: dict) -> None:
+        self.close()
+        self._pending = list(self._datasets[len(self._datasets) - int(state["pending"]) :])
+        if state["current"] is not None:
+            self._it = iterate_in(self._context, self._datasets[len(self._datasets) - len(self._pending) - 1])
+            self._it.set_state(state["current"])
 
     def close(self) -> None:
         if self._it is not None:

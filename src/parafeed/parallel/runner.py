@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from parafeed.checkpoint import position, seek, snapshot
 from parafeed.dataset import AUTOTUNE, DatasetIterator
-from parafeed.errors import WorkerError
+from parafeed.errors import StateError, WorkerError
 from parafeed.functions import user_error
 from parafeed.parallel.autotune import ParallelismTuner, task_size
 from parafeed.parallel.threads import watch_stop
@@ -44,12 +45,14 @@ class _Shared:
         self.stop = False
         self.starts: dict[int, int] = {}  # chunk seq -> index of its first input element
         self.upstream: set[int] = set()  # seqs carrying an error raised by the input, not by the function
+        self.states: dict[int, tuple] = {}  # seq -> the input's state before the chunk (after an input's error)
         self.results: queue.SimpleQueue = queue.SimpleQueue()
 
 
 def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
     watch_stop(lambda: shared.stop)
     seq = index = 0
+    checkpoint = True  # while the input can save its position
     try:
         while True:
             with shared.cond:
@@ -59,6 +62,8 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                     return
                 shared.in_flight += 1
             chunk, error, ended = [], None, False
+            before = snapshot(parent) if checkpoint else (None, None)
+            checkpoint = before[0] is not None
             for _ in range(shared.chunk):
                 try:
                     chunk.append(next(parent))
@@ -70,6 +75,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                     break
             if chunk:
                 shared.starts[seq] = index
+                shared.states[seq] = before
                 executor.submit(seq, chunk)
                 seq, index = seq + 1, index + len(chunk)
             else:
@@ -79,6 +85,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                 with shared.cond:
                     shared.in_flight += 1
                 shared.starts[seq] = index
+                shared.states[seq] = snapshot(parent) if checkpoint else (None, None)
                 shared.upstream.add(seq)
                 shared.results.put((seq, [(False, error)], 0.0))
                 seq, error = seq + 1, None  # hold no exception while waiting
@@ -137,6 +144,9 @@ class ParallelMapIterator(DatasetIterator):
         self._index = 0  # elements mapped inline
         self._base = 0  # input index of the first element fed to the executor
         self._closed = False
+        self._at: tuple = (None, None)  # the input's state before the current chunk, and elements taken since
+        self._taken = 0
+        self._first = 0  # input index of the current chunk's first element
 
     # ------------------------------------------------------------------ consumer
 
@@ -147,7 +157,10 @@ class ParallelMapIterator(DatasetIterator):
             if self._current:
                 index, (ok, value) = self._current.popleft()
                 if ok:
+                    self._taken += 1
                     return value
+                if not isinstance(value, _Passthrough):  # the input's errors come after its state was taken
+                    self._taken += 1
                 raise self._error(index, value)
             if self._mode is _PROBE:
                 return self._next_probe()
@@ -197,7 +210,8 @@ class ParallelMapIterator(DatasetIterator):
             seq = self._arrived.popleft()
         self._next_seq += 1
         outcomes, _ = self._done.pop(seq)
-        first = self._base + shared.starts.pop(seq)
+        first = self._first = self._base + shared.starts.pop(seq)
+        self._at, self._taken = shared.states.pop(seq), 0
         if seq in shared.upstream:
             shared.upstream.discard(seq)
             outcomes = [(False, _Passthrough(outcomes[0][1]))]
@@ -239,11 +253,35 @@ class ParallelMapIterator(DatasetIterator):
             if self._stage is not None:
                 self._stage.parallelism = value
 
+    # ------------------------------------------------------------------ checkpoints
+
+    def _get_state(self) -> dict:
+        if self._shared is None:  # the consumer's thread owns the input
+            index = self._index if self._serial is None else self._serial._index
+            return {**position(self._parent.get_state(), 0), "index": index}
+        if not self._deterministic:
+            raise StateError(
+                f"get_state(): {self._step} with deterministic=False hands out elements as they finish, so no "
+                "position marks what was delivered; use deterministic=True (the default) to checkpoint"
+            )
+        at, error = self._at
+        return {**position(at, self._taken, error), "index": self._first + self._taken}
+
+    def _set_state(self, state: dict) -> None:
+        if self._shared is not None or self._serial is not None:
+            raise StateError(
+                f"set_state(): {self._step} has started; restore a state into a new iterator (iter(ds)) before "
+                "taking elements from it"
+            )
+        seek(self._parent, state)
+        self._index = int(state["index"])
+
     # ------------------------------------------------------------------ lifecycle
 
     def _start(self) -> None:
         parallelism = self._tuner.value if self._tuner is not None else self._max
         chunk = task_size(self._per_element, self._target) if self._per_element else 1
+        self._at, self._taken, self._first = snapshot(self._parent), 0, self._index
         shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
         self._executor = self._make_executor(self._max, shared.results)

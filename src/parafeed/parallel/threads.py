@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from parafeed.checkpoint import position, snapshot
+
 _STOP = None
 _local = threading.local()
 
@@ -77,12 +79,14 @@ _END = object()
 
 
 class _Failure:
-    """An exception raised by the source, carried to the consumer with its traceback."""
+    """An exception raised by the source, carried to the consumer with its traceback, and the source's state
+    after it (a failure ends its hand-over)."""
 
-    __slots__ = ("error",)
+    __slots__ = ("error", "state")
 
-    def __init__(self, error: BaseException):
+    def __init__(self, error: BaseException, state: tuple):
         self.error = error
+        self.state = state
 
 
 CHUNK_SECONDS = 0.001  # a chunk of a BackgroundIterator is handed over at the latest this long after its first item
@@ -90,17 +94,20 @@ CHUNK_SECONDS = 0.001  # a chunk of a BackgroundIterator is handed over at the l
 
 def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: threading.Semaphore | None,
              chunk: int) -> None:  # fmt: skip
-    """Thread body: pull from ``source`` into ``out`` (lists of up to ``chunk`` items) until the end or ``stop``.
+    """Thread body: pull from ``source`` into ``out`` (lists of up to ``chunk`` items, each after the source's state
+    before its first item) until the end or ``stop``.
 
     It holds no reference to the consuming iterator, so an abandoned iterator can be garbage-collected (which sets
     ``stop``). After an error it goes on, as a serial iterator would.
     """
     watch_stop(stop.is_set)
+    checkpoint = True  # while the source can save its position
     try:
         while not stop.is_set():
-            items: list = []
+            items: list = [snapshot(source) if checkpoint else (None, None)]
+            checkpoint = items[0][0] is not None
             started = 0.0
-            while len(items) < chunk:
+            while len(items) <= chunk:
                 if limit is not None:
                     limit.acquire()
                 try:
@@ -108,7 +115,7 @@ def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: thread
                 except StopIteration:
                     items.append(_END)
                 except BaseException as err:
-                    items.append(_Failure(err))
+                    items.append(_Failure(err, snapshot(source) if checkpoint else (None, None)))
                 finally:
                     if limit is not None:
                         limit.release()
@@ -145,6 +152,8 @@ class BackgroundIterator:
         self._stop = threading.Event()
         self._done = False
         self._items: collections.deque = collections.deque()
+        self._at: tuple = snapshot(source)  # the source's state before the current hand-over ...
+        self._taken = 0  # ... and how many of its items were taken
         self._thread = threading.Thread(
             target=_produce, args=(source, self._queue, self._stop, limit, chunk), name=name, daemon=True
         )
@@ -178,7 +187,9 @@ class BackgroundIterator:
         if not self._items:
             if self._done:
                 raise StopIteration
-            self._items.extend(self._queue.get())
+            items = self._queue.get()
+            self._at, self._taken = items[0], 0
+            self._items.extend(items[1:])
         item = self._items.popleft()
         if item is _END:
             self._done = True
@@ -186,8 +197,16 @@ class BackgroundIterator:
             self._thread.join()
             raise StopIteration
         if type(item) is _Failure:
+            self._at, self._taken = item.state, 0
             raise item.error
+        self._taken += 1
         return item
+
+    def get_state(self) -> dict:
+        """The consumer's position: the source's state before the current hand-over and the items taken since
+        (see :func:`parafeed.checkpoint.seek`)."""
+        at, error = self._at
+        return position(at, self._taken, error)
 
     def close(self) -> None:
         """Stop the thread (the source is closed by it) without waiting for a slow ``next`` to return."""
