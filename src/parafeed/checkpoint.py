@@ -131,6 +131,20 @@ def restore_seeds(pipeline: Any, state: dict) -> None:
         pipeline.iterations[id(node)] = int(iteration)
 
 
+def next_seeds(dataset: Any) -> list:
+    """Every shuffle's seed and count of iterators so far: saved at an epoch's end, so that the next epoch (a new
+    iterator) shuffles as it would have in the run that saved them."""
+    return [[s._seed, s.iterations] for s in _shuffles(dataset)]
+
+
+def restore_next_seeds(dataset: Any, seeds: list) -> None:
+    nodes = _shuffles(dataset)
+    if len(nodes) != len(seeds):
+        raise StateError(f"restore: the state has {len(seeds)} shuffle steps, this pipeline {len(nodes)}")
+    for node, (seed, iterations) in zip(nodes, seeds):
+        node._seed, node.iterations = int(seed), int(iterations)
+
+
 def check_restores(dataset: Any, stops: list[int] | None = None, limit: int = 10_000) -> int:
     """Check that ``dataset`` resumes exactly: for each stop, the elements after restoring a state saved (and sent
     through JSON) there equal those of an uninterrupted pass. Returns the number of elements compared.

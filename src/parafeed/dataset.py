@@ -499,6 +499,7 @@ class Dataset:
         label: str | int = "label",
         label_fn: Callable[[Any], int] | None = None,
         seed: int = 0,
+        start: int = 0,
     ) -> Dataset:
         """This pipeline for one replica: a disjoint share of the data.
 
@@ -508,14 +509,18 @@ class Dataset:
         of its share of every class). It works on TFRecord files (labels from a ``parafeed convert`` manifest,
         ``label_fn(record)`` or the int64 feature named ``label``) and on ``from_tensor_slices`` arrays (the ``label``
         dict key or tuple index, the ``y`` of ``(x, y)`` by default, or ``label_fn(element)``). Replicas default to
-        ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``.
+        ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``. ``start`` skips the first samples of the
+        global order (RECORD and DATA splits) for an elastic resume on another number of replicas (see
+        ``pf.distribute.resume``).
 
         Example:
             >>> ds = pf.TFRecordDataset(files).distribute(2, rank).map(parse).shuffle(1000).batch(32).equal_steps()
         """
         from parafeed.distribute.sharding import shard_for_replica
 
-        return shard_for_replica(self, num_replicas, replica_id, policy, input_context, balance, label, label_fn, seed)
+        return shard_for_replica(
+            self, num_replicas, replica_id, policy, input_context, balance, label, label_fn, seed, start
+        )
 
     def equal_steps(self, policy: str = "pad", steps: int | None = None, name: str | None = None) -> Dataset:
         """Exactly the same number of batches per epoch on every replica.

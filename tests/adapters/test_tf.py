@@ -166,3 +166,53 @@ def test_feed_stats_measure_how_long_tensorflow_waited_for_batches():
     assert slow.batches == fast.batches == 4
     assert slow.waited > 0.15  # 8 elements of 50 ms on two pipelines read one after the other
     assert fast.waited < 0.05
+
+
+def _fit_through_feed(path, stop_after=None, epochs=3):
+    """Keras fit over a CheckpointedFeed up to ``epochs``; returns the batches trained on (first column of x)."""
+    import keras
+
+    x = np.arange(64, dtype=np.float32).reshape(-1, 1)
+    ds = pf.Dataset.from_tensor_slices((x, (x[:, 0] % 2).astype(np.int64))).shuffle(16, seed=1).batch(8)
+    feed = pf.adapters.tf.CheckpointedFeed(ds, str(path), save_freq=3)
+    trained, produced = [], []
+    elements = feed._elements
+
+    def spy():  # the batches of this epoch, in the order Keras receives (and trains on) them
+        produced.clear()
+        for batch in elements():
+            produced.append(batch[0][:, 0].astype(int).tolist())
+            yield batch
+
+    feed.dataset = pf.adapters.tf._from_generator(spy, pf.adapters.tf.tf_signature(ds), pf.UNKNOWN)
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            trained.append(produced[batch])
+            if stop_after is not None and len(trained) >= stop_after:
+                self.model.stop_training = True
+
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(2)])
+    model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(feed.dataset, epochs=epochs, initial_epoch=feed.epoch, callbacks=[Record(), feed.callback], verbose=0)
+    return trained
+
+
+@pytest.mark.timeout(300)
+def test_checkpointed_feed_saves_where_keras_training_stopped(tmp_path):
+    full = _fit_through_feed(tmp_path / "full.json")
+    assert len(full) == 24
+    # pre-empted at the end of epoch 0: the next run trains epochs 1 and 2 exactly as the uninterrupted run did
+    path = tmp_path / "epoch.json"
+    first = _fit_through_feed(path, stop_after=8)
+    assert json.loads(path.read_text())["epoch"] == 1
+    assert first + _fit_through_feed(path) == full
+    # pre-empted after epoch 1's 3rd batch (TensorFlow had read further ahead): the state is the trained position
+    path = tmp_path / "step.json"
+    first = _fit_through_feed(path, stop_after=11)
+    saved = json.loads(path.read_text())
+    assert saved["epoch"] == 1 and saved["state"]["steps"] == 3
+    x = np.arange(64, dtype=np.float32).reshape(-1, 1)
+    ds = pf.Dataset.from_tensor_slices((x, (x[:, 0] % 2).astype(np.int64))).shuffle(16, seed=1).batch(8)
+    rest = [b[0][:, 0].astype(int).tolist() for b in pf.distribute.resume(ds, saved["state"])]
+    assert first + rest == full[:16]

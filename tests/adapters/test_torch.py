@@ -59,3 +59,27 @@ def test_ddp_two_ranks_equal_steps_and_exact_speed_weighted_gradients(tmp_path):
     # ... and the result is exactly plain SGD on the global batches' mean loss
     assert ranks[0]["param_change"] > 0.1
     assert ranks[0]["max_param_difference"] < 1e-6
+
+
+def test_torch_adapter_state_dict_resumes_a_pass():
+    ds = (
+        pf.Dataset.range(40)
+        .shuffle(8, seed=2, reshuffle_each_iteration=False)
+        .map(lambda x: x * 2)
+        .batch(4)
+        .prefetch(2)
+    )
+    full = [b.tolist() for b in ds.to_torch()]
+    feed = ds.to_torch()
+    loader = torch.utils.data.DataLoader(feed, batch_size=None)
+    first = []
+    for batch in loader:
+        first.append(batch.tolist())
+        if len(first) == 4:
+            state = json.loads(json.dumps(feed.state_dict()))
+            break
+    assert state["steps"] == 4 and state["samples"] == 16
+    resumed = ds.to_torch()
+    resumed.load_state_dict(state)
+    assert first + [b.tolist() for b in torch.utils.data.DataLoader(resumed, batch_size=None)] == full
+    assert resumed.state_dict() == {}  # between passes

@@ -15,13 +15,15 @@ so replica ``r`` trains on exactly its own pipeline's batches.
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from parafeed.dataset import UNKNOWN, Dataset
-from parafeed.errors import InvalidArgumentError
+from parafeed.errors import InvalidArgumentError, StateError
 from parafeed.structure import STRING, TensorSpec, map_structure
 
 
@@ -74,6 +76,97 @@ def _elements(ds: Dataset) -> Iterator[Any]:
         yield from it
     finally:
         it.close()
+
+
+class CheckpointedFeed:
+    """A pipeline fed to Keras ``fit`` whose position is saved with the model's checkpoints, to resume after a
+    pre-emption exactly where training stopped (not where TensorFlow's read-ahead stopped).
+
+    ``feed.dataset`` is the ``tf.data.Dataset`` to fit on and ``feed.callback`` the Keras callback that writes the
+    state (JSON) to ``path`` every ``save_freq`` steps or at every epoch's end (``"epoch"``). When ``path`` exists
+    the feed starts from it.
+
+    Example:
+        >>> feed = pf.adapters.tf.CheckpointedFeed(ds, "ckpt/loader.json", save_freq=100)
+        >>> model.fit(feed.dataset, epochs=5, initial_epoch=feed.epoch, callbacks=[feed.callback, model_checkpoint])
+    """
+
+    def __init__(self, ds: Dataset, path: str, save_freq: int | str = "epoch", output_signature: Any = None):
+        if save_freq != "epoch" and (not isinstance(save_freq, int) or save_freq <= 0):
+            raise ValueError(f"CheckpointedFeed(): `save_freq` must be 'epoch' or an int > 0, got {save_freq!r}")
+        self._ds, self._path, self._save_freq = ds, path, save_freq
+        self._saved = _read_json(path)
+        self.epoch = self._saved["epoch"] if self._saved else 0  # the epoch to resume in (``initial_epoch``)
+        self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
+        self._steps = 0
+        self.dataset = _from_generator(self._elements, output_signature or tf_signature(ds), UNKNOWN)
+        self.callback = _feed_callback(self)
+
+    def _elements(self) -> Iterator[Any]:
+        from parafeed.checkpoint import restore_next_seeds
+        from parafeed.distribute.resume import resume, save_state
+
+        saved, self._saved = self._saved, None
+        if saved is not None and saved["state"] is None:  # saved at an epoch's end: a new epoch, same shuffles
+            restore_next_seeds(self._ds, saved["seeds"])
+        it = resume(self._ds, saved["state"]) if saved is not None and saved["state"] else iter(self._ds)
+        self._states, self._ended, step = {}, False, 0
+        try:
+            while True:
+                self._states[step] = save_state(it, step)
+                self._states.pop(step - 64, None)
+                try:
+                    x = next(it)
+                except StopIteration:
+                    self._ended = True
+                    return
+                step += 1
+                yield x
+        finally:
+            it.close()
+
+    def _write(self, epoch: int, state: dict | None) -> None:
+        from parafeed.checkpoint import next_seeds
+
+        data = {"epoch": epoch, "state": state, "seeds": next_seeds(self._ds)}
+        tmp = f"{self._path}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, self._path)
+
+
+def _read_json(path: str) -> Any:
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def _feed_callback(feed: CheckpointedFeed) -> Any:
+    import keras
+
+    class FeedCheckpoint(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            self._epoch, self._batches, self._total = epoch, 0, getattr(self, "_total", 0)
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            self._total, self._batches = self._total + 1, batch + 1
+            if feed._save_freq != "epoch" and self._total % feed._save_freq == 0:
+                self._save_position()
+
+        def _save_position(self) -> None:
+            state = feed._states.get(self._batches)  # the position after the last batch trained on
+            if state is None:
+                raise StateError(f"CheckpointedFeed: no state kept for step {self._batches} of epoch {self._epoch}")
+            feed._write(self._epoch, state)
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            if feed._ended:
+                feed._write(epoch + 1, None)
+            else:  # training stopped inside the epoch: save where it stopped
+                self._save_position()
+
+    return FeedCheckpoint()
 
 
 def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any, count: int) -> Any:

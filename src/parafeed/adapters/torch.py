@@ -48,19 +48,41 @@ def to_torch(ds: Dataset, distribute: bool = False, **distribute_args: Any) -> A
         ds = ds.distribute(**distribute_args)
 
     class ParafeedIterable(torch.utils.data.IterableDataset):
-        """A parafeed pipeline, element by element as tensors."""
+        """A parafeed pipeline, element by element as tensors; ``state_dict()`` / ``load_state_dict()`` save and
+        restore its position (use it in the main process: ``DataLoader(it, batch_size=None)``, no workers)."""
 
         def __init__(self) -> None:
             super().__init__()
             self.dataset = ds
+            self._it: Any = None
+            self._steps = 0
+            self._resume: dict | None = None
 
         def __iter__(self) -> Any:
-            it = iter(self.dataset)
+            from parafeed.distribute.resume import resume
+
+            state, self._resume = self._resume, None
+            it = iter(self.dataset) if state is None else resume(self.dataset, state)
+            self._it, self._steps = it, 0
             try:
                 for element in it:
+                    self._steps += 1
                     yield map_structure(to_tensor, element)
             finally:
+                self._it = None
                 it.close()
+
+        def state_dict(self) -> dict:
+            """The position of the pass in progress (elements handed out so far), JSON-serialisable; an empty
+            dict between passes."""
+            from parafeed.distribute.resume import save_state
+
+            return {} if self._it is None else save_state(self._it, self._steps)
+
+        def load_state_dict(self, state: dict) -> None:
+            """Make the next pass go on from ``state``; with another world size, build the pipeline with
+            ``distribute(..., start=state["samples"])`` (an elastic resume, see ``pf.distribute.resume``)."""
+            self._resume = state or None
 
         def __len__(self) -> int:
             return len(self.dataset)

@@ -6,6 +6,7 @@ Most users write one line: ``ds.distribute(num_replicas, replica_id)`` (or with 
 
 from parafeed.distribute.balance import EQUAL_STEPS_POLICIES, count_batches, deal
 from parafeed.distribute.report import BalanceReport, plan_labels, report
+from parafeed.distribute.resume import resume, samples_per_step, save_state
 from parafeed.distribute.sharding import POLICIES, ShardPlan, record_labels, replica_context, shard_for_replica
 from parafeed.distribute.speed import SpeedBalancer, loss_scale, weighted_batch, weighted_sizes
 
@@ -22,6 +23,9 @@ __all__ = [
     "record_labels",
     "replica_context",
     "report",
+    "resume",
+    "samples_per_step",
+    "save_state",
     "shard_for_replica",
     "weighted_batch",
     "weighted_sizes",

@@ -51,6 +51,7 @@ class ShardPlan:
     files: list[list[str]] | None = None  # files per replica (FILE)
     labels: list[np.ndarray] | None = None  # the labels of every replica's records (balance="labels")
     notes: list[str] = field(default_factory=list)
+    start: int = 0  # samples of the global order consumed before (an elastic resume begins after them)
 
 
 def replica_context(
@@ -107,7 +108,7 @@ class ReplicaShardDataset(PassThroughDataset):
             return parent
         from parafeed.ops.shard import ShardIterator
 
-        return ShardIterator(parent, self.plan.num_replicas, self.plan.replica_id)
+        return ShardIterator(parent, self.plan.num_replicas, self.plan.start + self.plan.replica_id)
 
     def _cardinality(self) -> int:
         if self.plan.counts is not None:
@@ -190,7 +191,7 @@ def _round_robin(total: int, n: int) -> list[int]:
 def shard_for_replica(
     ds: Dataset, num_replicas: int | None = None, replica_id: int | None = None, policy: str = "AUTO",
     input_context: Any = None, balance: str | None = None, label: str | int = "label", label_fn: Any = None,
-    seed: int = 0,
+    seed: int = 0, start: int = 0,
 ) -> DistributedDataset:  # fmt: skip
     """The pipeline ``ds`` for one replica, split by ``policy`` (see the module docs)."""
     policy = str(policy).upper()
@@ -198,8 +199,15 @@ def shard_for_replica(
         raise InvalidArgumentError(f"distribute(): `policy` must be one of {POLICIES}, got {policy!r}")
     if balance not in (None, "labels"):
         raise InvalidArgumentError(f"distribute(): `balance` must be None or 'labels', got {balance!r}")
+    if not isinstance(start, (int, np.integer)) or start < 0:
+        raise InvalidArgumentError(f"distribute(): `start` must be an int >= 0, got {start!r}")
+    if start and (balance is not None or policy in ("FILE", "OFF")):
+        raise InvalidArgumentError(
+            "distribute(start=...): an elastic resume needs one global order dealt round-robin: use policy RECORD "
+            f"or DATA without balance (got policy={policy!r}, balance={balance!r})"
+        )
     n, r = replica_context(num_replicas, replica_id, input_context)
-    plan = ShardPlan(policy, n, r)
+    plan = ShardPlan(policy, n, r, start=int(start))
     readers, sources = _readers(ds), _sources(ds)
     reader = readers[0] if len(readers) == 1 and len(sources) == 1 else None
     files = reader.file_list() if reader is not None else None
@@ -218,7 +226,7 @@ def shard_for_replica(
     if policy == "OFF":
         return DistributedDataset(ds, plan)
     if policy == "AUTO":
-        policy = "DATA" if files is None else _file_or_record(reader, files, n, plan)
+        policy = "DATA" if files is None else "RECORD" if start else _file_or_record(reader, files, n, plan)
     if policy in ("FILE", "RECORD") and files is None:
         raise InvalidArgumentError(
             f"distribute(): policy {policy} needs a pipeline that reads one fixed list of files (TFRecordDataset, "
@@ -276,7 +284,7 @@ def _file_counts(reader: Any, files: list[str]) -> list[int] | None:
 
 def _shard_records(ds: Dataset, reader: Any, files: list[str], plan: ShardPlan) -> Dataset:
     counts = _file_counts(reader, files)
-    plan.counts = None if counts is None else _round_robin(sum(counts), plan.num_replicas)
+    plan.counts = None if counts is None else _round_robin(max(0, sum(counts) - plan.start), plan.num_replicas)
     return _replace(ds, reader, ReplicaShardDataset(reader, plan))
 
 
@@ -303,7 +311,7 @@ def _shard_data(ds: Dataset, plan: ShardPlan) -> Dataset:
     if total < 0 and isinstance(target, FileReaderDataset) and target.file_list() is not None:
         counts = _file_counts(target, target.file_list())
         total = -1 if counts is None else sum(counts)
-    plan.counts = _round_robin(total, plan.num_replicas) if total >= 0 else None
+    plan.counts = _round_robin(max(0, total - plan.start), plan.num_replicas) if total >= 0 else None
     return _replace(ds, target, ReplicaShardDataset(target, plan))
 
 

@@ -44,11 +44,13 @@ class ShuffleDataset(PassThroughDataset):
     def _make_iterator(self) -> DatasetIterator:
         """The order comes from the seed, which iteration of this step the tree is (a new order for every new
         iterator, as in tf.data) and the epochs of the ``repeat`` steps above it (a new order each pass)."""
-        epoch: list[int] = [0]
-        if self._reshuffle:
-            epoch = [self.iteration_in(current_pipeline()), *current_epochs()]
-        rng = np.random.default_rng([self._seed & (2**63 - 1), *epoch])
-        return _ShuffleIterator(self._parent._iter(), self._buffer_size, rng)
+        pipeline, epochs = current_pipeline(), current_epochs()
+
+        def make_rng() -> np.random.Generator:  # on first use: a restore may set the seed and iteration first
+            epoch = [self.iteration_in(pipeline), *epochs] if self._reshuffle else [0]
+            return np.random.default_rng([self._seed & (2**63 - 1), *epoch])
+
+        return _ShuffleIterator(self._parent._iter(), self._buffer_size, make_rng)
 
     def iteration_in(self, pipeline: Any) -> int:
         """Which iteration of this step the iterator tree ``pipeline`` is (fixed when first asked)."""
@@ -64,12 +66,13 @@ class _ShuffleIterator(DatasetIterator):
     """Draws uniformly from a buffer; for checkpoints it numbers the input elements it pulls and keeps which of
     them each slot holds, so a state stores indices and the input's state, not elements."""
 
-    def __init__(self, parent: DatasetIterator, buffer_size: int, rng: np.random.Generator):
+    def __init__(self, parent: DatasetIterator, buffer_size: int, make_rng: Any):
         super().__init__(parent)
         self._parent = parent
         self._buffer_size = buffer_size
-        self._rng = rng
-        self._rng_state = self._rng.bit_generator.state  # before the current batch of draws
+        self._make_rng = make_rng
+        self._rng: Any = None
+        self._rng_state: Any = None  # before the current batch of draws
         self._used = 0  # draws used from the current batch
         self._buffer: list | None = None
         self._slots: list[int] = []  # the input index of each buffered element
@@ -81,6 +84,7 @@ class _ShuffleIterator(DatasetIterator):
     def __next__(self) -> Any:
         buf = self._buffer
         if buf is None:
+            self._start_rng()
             buf = self._buffer = list(itertools.islice(self._parent, self._buffer_size))
             self._parent_done = len(buf) < self._buffer_size
             self._slots = list(range(len(buf)))
@@ -113,11 +117,17 @@ class _ShuffleIterator(DatasetIterator):
         self._slots.pop()
         return out
 
+    def _start_rng(self) -> None:
+        if self._rng is None:
+            self._rng = self._make_rng()
+            self._rng_state = self._rng.bit_generator.state
+
     def _oldest(self) -> int:
         return min(self._slots, default=self._pulled)
 
     def _get_state(self) -> dict:
         """Size: the buffer's input indices, ``buffer_size`` integers, plus the input's state and the RNG's."""
+        self._start_rng()
         return {
             "rng": self._rng_state, "used": self._used,
             "started": self._buffer is not None, "parent_done": self._parent_done, "slots": list(self._slots),
