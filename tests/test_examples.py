@@ -84,3 +84,10 @@ def test_seed_003_threads_processes(tmp_path):
     assert [name for name, _ in rows] == ["decode JPEG", "pure-Python"], out
     for _, cells in rows:
         assert re.findall(r"= ([0-9.]+)x", cells)[0] == "1.00"  # ratios are relative to the serial run
+
+
+@pytest.mark.timeout(200)
+def test_resume_elastic_example(tmp_path):
+    out = run_example("resume_elastic", tmp_path, 180)
+    assert "4 replicas killed after step 6" in out
+    assert "records 300, trained 300, distinct 300" in out
