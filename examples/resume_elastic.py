@@ -11,6 +11,7 @@ and the script checks that every record was trained on exactly once.
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -29,7 +30,8 @@ def pipeline(files: list[str], replicas: int, replica: int, start: int = 0) -> p
     ds = pf.TFRecordDataset(files).shuffle(64, seed=42)  # the global order: the same on every replica
     ds = ds.distribute(replicas, replica, policy="DATA", start=start)
     records = _records(files)
-    steps = -(-(-(-(records - start) // replicas)) // BATCH)  # the longest replica's batches (the shuffle hides counts)
+    longest = math.ceil((records - start) / replicas)  # the shuffle hides counts from equal_steps: give its steps
+    steps = math.ceil(longest / BATCH)
     return ds.map(lambda r: int.from_bytes(r, "little")).batch(BATCH).prefetch(2).equal_steps(steps=steps)
 
 
