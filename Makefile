@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean fuzz soak
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,14 @@ demo: $(VENV)/.installed-demo
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
+
+# Reliability (docs/reliability.md): 100,000 fuzzed TFRecord files and tf.train.Examples (+10,000 cache files), and a
+# soak ten times the size of the one in `make test` (10M elements through the process pool, 15,000 iterators).
+fuzz: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.reliability.fuzz --inputs 100000
+
+soak: $(VENV)/.installed-dev
+	PARAFEED_SOAK_ELEMENTS=10000000 PARAFEED_SOAK_ITERATORS=10000 $(BIN)/python -m pytest -q -s tests/reliability/test_soak.py
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks examples

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import struct
 import uuid
@@ -88,7 +89,11 @@ class CacheWriter:
             self._file.write(data)  # type: ignore[union-attr]
         except OSError as err:
             self.abort()
-            raise OSError(err.errno, f"cache(): writing the cache file {self._tmp} failed: {err.strerror}") from err
+            raise OSError(
+                err.errno,
+                f"cache(): writing the cache file {self.path} failed: {err.strerror}; the unfinished file "
+                f"{self._tmp} is removed and the cache is not used",
+            ) from err
 
     def finish(self) -> None:
         """Write the footer, sync, and atomically publish the file at ``path``."""
@@ -109,10 +114,11 @@ class CacheWriter:
             raise OSError(err.errno, f"cache(): finishing the cache file {self.path} failed: {err.strerror}") from err
 
     def abort(self) -> None:
-        """Drop the unfinished file."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Drop the unfinished file (also after a failed write: closing then fails to flush, which is ignored)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):  # e.g. ENOSPC again while flushing the buffer; the fd is closed anyway
+                file.close()
         with contextlib.suppress(FileNotFoundError):
             os.remove(self._tmp)
 
@@ -135,7 +141,7 @@ def read_cache(path: str, expected_dtypes: list[np.dtype]) -> Iterator[list]:
     """Yield the flat leaves of each element in the cache file at ``path``; checks dtypes, footer and CRCs."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        dtypes = _read_header(f, path)
+        dtypes = _read_header(f, path, size)
         header_end = f.tell()
         if size - header_end < len(FOOTER) + _COUNT.size:
             raise DataLossError(
@@ -164,15 +170,17 @@ def read_cache(path: str, expected_dtypes: list[np.dtype]) -> Iterator[list]:
             )
 
 
-def _read_header(f: BinaryIO, path: str) -> list[str] | None:
+def _read_header(f: BinaryIO, path: str, size: int) -> list[str] | None:
     head = f.read(len(MAGIC) + _U32.size)
     if len(head) < len(MAGIC) + _U32.size or head[: len(MAGIC)] != MAGIC:
         raise DataLossError(f"cache(): {path} is not a parafeed cache file (bad magic); delete it to rebuild the cache")
     (n,) = _U32.unpack(head[len(MAGIC) :])
     try:
+        if n > size - len(head):  # a damaged length: read nothing (it could ask for gigabytes)
+            raise ValueError(f"a header of {n} bytes in a {size}-byte file")
         header = json.loads(f.read(n))
         return header["dtypes"]
-    except (ValueError, KeyError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise DataLossError(
             f"cache(): the header of the cache file {path} is corrupt; delete it to rebuild the cache"
         ) from None
@@ -193,7 +201,7 @@ def _read_record(f: BinaryIO, path: str, index: int, end: int, dtypes: list[np.d
         raise DataLossError(f"cache(): record {index} of the cache file {path} at offset {start} fails its CRC check")
     try:
         return _decode_payload(payload, dtypes)
-    except (ValueError, IndexError) as err:
+    except (ValueError, IndexError, OverflowError) as err:
         raise DataLossError(
             f"cache(): record {index} of the cache file {path} at offset {start} is corrupt: {err}"
         ) from None
@@ -206,7 +214,10 @@ def _decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
         rank = view[pos]
         shape = tuple(np.frombuffer(view, "<u8", rank, pos + 1).tolist())
         pos += 1 + 8 * rank
-        n = int(np.prod(shape)) if shape else 1
+        n = math.prod(shape)  # exact: damaged dimensions can multiply past 64 bits
+        width = 8 if dtype == STRING else dtype.itemsize  # bytes per value at least (a string's length)
+        if n * width > len(payload) - pos:
+            raise ValueError(f"shape {shape} needs more than the {len(payload) - pos} bytes left")
         if dtype == STRING:
             lengths = np.frombuffer(view, "<u8", n, pos).tolist()
             pos += 8 * n

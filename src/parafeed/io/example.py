@@ -203,7 +203,8 @@ def _check_types(key: str, spec: Any, column: _Column, serialized: Sequence[byte
 def _fixed(key: str, spec: FixedLenFeature, column: _Column, batch: int) -> np.ndarray:
     size, counts = spec.size, column.counts
     missing = counts == _MISSING
-    if missing.any() and spec.default_value is None:
+    # an empty default (for a shape with no values) means "required", as in tf.io.parse_example
+    if missing.any() and (spec.default_value is None or size == 0):
         raise ParseError(f"Feature: {key} (data type: {_TYPE_NAME[spec.dtype]}) is required but could not be found.")
     wrong = np.flatnonzero(~missing & (counts != size))
     if len(wrong):
@@ -214,7 +215,7 @@ def _fixed(key: str, spec: FixedLenFeature, column: _Column, batch: int) -> np.n
         )
     out = np.empty((batch, size), dtype=_numpy_dtype(spec.dtype))
     out[missing] = _default(key, spec, size)
-    out[~missing] = column.values.reshape(-1, size)
+    out[~missing] = column.values.reshape(batch - int(missing.sum()), size)
     return out.reshape((batch, *spec.shape))
 
 

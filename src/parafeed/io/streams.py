@@ -38,7 +38,9 @@ class ByteStream:
             self._file: BinaryIO | None = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
         except OSError as err:
             raise type(err)(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
+        self._compression = compression
         self._inflate = zlib.decompressobj(wbits(compression)) if compression else None
+        self._pending = b""  # compressed bytes read past the end of a GZIP member: the start of the next one
         self._compressed_read = 0
 
     @property
@@ -50,15 +52,29 @@ class ByteStream:
         self._file.seek(offset)
 
     def read(self, n: int) -> bytes:
-        """Up to ``n`` more bytes (at least one unless the stream is over)."""
+        """Up to ``n`` more bytes (at least one unless the stream is over).
+
+        A GZIP file may hold several members one after another (``cat a.gz b.gz``): they are read as one stream, as
+        gzip and TensorFlow do, and bytes after a member that do not start another one are corrupt data. A ZLIB
+        stream ends the file: what follows it is not read (as in TensorFlow).
+        """
         if self._file is None:
             return b""
         if self._inflate is None:
             return self._file.read(n)
         out = b""
-        while not out and not self._inflate.eof:
-            raw = self._inflate.unconsumed_tail or self._file.read(n)
+        while not out:
+            if self._inflate.eof:
+                if self._compression != "GZIP":
+                    break
+                self._pending = self._inflate.unused_data or self._file.read(n)
+                if not self._pending:
+                    break
+                self._inflate = zlib.decompressobj(wbits(self._compression))  # the next member
+            raw = self._inflate.unconsumed_tail or self._pending or self._file.read(n)
+            self._pending = b""
             if not raw:
+                self.close()  # reported once: after it the stream is over (a reader skipping errors then ends)
                 raise DataLossError(
                     f"{self._step}: {self.path}: the compressed stream ends early (after "
                     f"{self._compressed_read} compressed bytes); the file is truncated"
@@ -66,12 +82,13 @@ class ByteStream:
             try:
                 out = self._inflate.decompress(raw, n)
             except zlib.error as err:
+                self.close()  # nothing after corrupt compressed data can be decoded
                 raise DataLossError(
                     f"{self._step}: {self.path}: corrupt compressed data near compressed byte offset "
                     f"{self._compressed_read}: {err}"
                 ) from None
-            if raw is not self._inflate.unconsumed_tail:
-                self._compressed_read += len(raw) - len(self._inflate.unconsumed_tail)
+            left = self._inflate.unused_data if self._inflate.eof else self._inflate.unconsumed_tail
+            self._compressed_read += len(raw) - len(left)
         return out
 
     def close(self) -> None:

@@ -200,6 +200,8 @@ class TFRecordFileReader(DatasetIterator):
 
     def skip(self, n: int) -> int:
         """Skip ``n`` records; in an uncompressed file, by seeking with the file's record index."""
+        if n <= 0:
+            return 0
         done = 0
         for _ in self._ready:
             done += 1

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.errors import WorkerError
 
 log = logging.getLogger("parafeed")
 
@@ -64,7 +65,7 @@ class _IgnoreErrorsIterator(DatasetIterator):
         while True:
             try:
                 return next(self._parent)
-            except StopIteration:
+            except (StopIteration, WorkerError):  # a dead worker stops the pipeline: it is no element's error
                 raise
             except Exception as err:
                 self._ignored.add(err)

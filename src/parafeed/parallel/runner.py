@@ -164,9 +164,9 @@ class ParallelMapIterator(DatasetIterator):
                 raise self._error(index, value)
             if self._mode is _PROBE:
                 return self._next_probe()
+            if self._closed:  # closed (after a fatal error too): nothing will arrive any more
+                raise StopIteration
             if self._shared is None:
-                if self._closed:
-                    raise StopIteration
                 self._start()
             if not self._take_ready():
                 if self._end is not None and self._next_seq >= self._end and not self._done:
