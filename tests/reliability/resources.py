@@ -95,7 +95,7 @@ class Resources:
 
     def counts(self) -> dict[str, int]:
         return {"fds": len(self.fds), "threads": len(self.threads), "children": len(self.children),
-                "shm": len(self.shm)}  # fmt: skip
+                "shm": len(self.ours)}  # fmt: skip
 
     def beyond(self, baseline: Resources, allow_children: int = 0, seen: set[str] = frozenset()) -> dict[str, object]:
         """What this snapshot holds that ``baseline`` did not (empty when nothing leaked)."""

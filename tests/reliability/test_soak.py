@@ -177,20 +177,25 @@ def fresh_file_cache(pipelines: Pipelines, rng: random.Random, n: int) -> int:
     return len(got)
 
 
-def fresh_process_map(rng: random.Random) -> int:
+def fresh_process_map(rng: random.Random, seen_shm: set[str]) -> int:
     """A map step of its own: its pool starts with its first iterator and stops when the step is collected."""
     ds = pf.Dataset.range(100).map(times_three, num_parallel_calls=2, executor="process")
-    got = [int(x) for _, x in zip(range(rng.randint(1, 100)), ds)]
+    it = iter(ds)
+    got = [int(x) for _, x in zip(range(rng.randint(1, 100)), it)]
+    seen_shm |= our_shm()
+    it.close()
     assert got == [3 * i for i in range(len(got))]
     return len(got)
 
 
-def two_at_once(pipelines: Pipelines) -> int:
+def two_at_once(pipelines: Pipelines, seen_shm: set[str]) -> int:
     """Two iterators of one process map at the same time: the second borrows a pool of its own."""
     ds, expected = pipelines.kinds["process map"]
     a, b = iter(ds), iter(ds)
     got_a = [int(next(a)) for _ in range(10)]
-    got_b = [int(x) for x in b]
+    got_b = [int(next(b)) for _ in range(10)]
+    seen_shm |= our_shm()  # both pools' rings
+    got_b += [int(x) for x in b]
     a.close()
     assert got_a == expected[:10] and got_b == expected
     return 310
@@ -205,10 +210,10 @@ def soak_iterators(pipelines: Pipelines, n: int, close: bool, seed: int) -> dict
     seen_shm: set[str] = set()
     for i in range(n):
         if i % 200 == 100:  # (each starts worker processes: ~0.7 s)
-            elements += fresh_process_map(rng)
+            elements += fresh_process_map(rng, seen_shm)
             counts["fresh process map"] += 1
         elif i % 100 == 50:
-            elements += two_at_once(pipelines)
+            elements += two_at_once(pipelines, seen_shm)
             counts["two at once"] += 1
         elif i % 25 == 10:
             elements += fresh_file_cache(pipelines, rng, i)
