@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 from typing import Any
 
@@ -47,16 +46,11 @@ class CacheDataset(PassThroughDataset):
             yield pack_as(spec, leaves)
 
 
-class _ReplayIterator(DatasetIterator):
-    def __init__(self, source: Any):
-        super().__init__()
-        self._source = source
-        self._index = 0
+class _CacheIterator(DatasetIterator):
+    """Both kinds of cache iterator save the index of the next element, so a state saved while filling the cache
+    restores into one replaying it and the other way round."""
 
-    def __next__(self) -> Any:
-        x = next(self._source)
-        self._index += 1
-        return x
+    _index = 0
 
     def _step_name(self) -> str:
         return "Cache"
@@ -65,11 +59,22 @@ class _ReplayIterator(DatasetIterator):
         return {"index": self._index}
 
     def _set_state(self, state: dict) -> None:
-        """Replays up to the saved index (whether it was saved while filling the cache or replaying it)."""
+        """Takes the elements up to the saved index again (a cache being filled needs them; its input is new)."""
         index = int(state["index"])
         if index < self._index:
             raise StateError("set_state(): cache() cannot go back; restore a state into a new iterator (iter(ds))")
-        self._index += sum(1 for _ in itertools.islice(self._source, index - self._index))
+        self.skip(index - self._index)
+
+
+class _ReplayIterator(_CacheIterator):
+    def __init__(self, source: Any):
+        super().__init__()
+        self._source = source
+
+    def __next__(self) -> Any:
+        x = next(self._source)
+        self._index += 1
+        return x
 
     def close(self) -> None:
         closer = getattr(self._source, "close", None)
@@ -77,7 +82,7 @@ class _ReplayIterator(DatasetIterator):
             closer()
 
 
-class _FillIterator(DatasetIterator):
+class _FillIterator(_CacheIterator):
     """Passes the input through while recording it; publishes the record when the input ends.
 
     An error or an early ``close()`` discards the record: only a complete pass is ever cached.
@@ -89,21 +94,6 @@ class _FillIterator(DatasetIterator):
         self._ds = ds
         self._writer = writer
         self._elements: list | None = [] if writer is None else None
-        self._index = 0
-
-    def _step_name(self) -> str:
-        return "Cache"
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        """Takes the input's first elements again (the cache being filled needs them; the input is new)."""
-        index = int(state["index"])
-        if index < self._index:
-            raise StateError("set_state(): cache() cannot go back; restore a state into a new iterator (iter(ds))")
-        for _ in range(index - self._index):
-            next(self)
 
     def __next__(self) -> Any:
         try:
