@@ -60,7 +60,8 @@ static PyObject *frame_records(PyObject *self, PyObject *args) {
     int verify = crc_fn != Py_None;
     int status = FRAME_OK;
     uint64_t bad_length = 0;
-    uint64_t cached_length = UINT64_MAX;
+    int have_cached = 0; /* the last header's length and its checked CRC (runs of equal lengths are common) */
+    uint64_t cached_length = 0;
     uint32_t cached_crc = 0;
     PyObject *records = PyList_New(0);
     if (records == NULL) goto fail;
@@ -72,7 +73,7 @@ static PyObject *frame_records(PyObject *self, PyObject *args) {
         const unsigned char *h = buf + pos;
         uint64_t length = load_u64(h);
         if (verify) {
-            if (length != cached_length) {
+            if (!have_cached || length != cached_length) {
                 PyObject *lb = PyBytes_FromStringAndSize((const char *)h, 8);
                 if (lb == NULL) goto fail;
                 uint32_t c;
@@ -83,6 +84,7 @@ static PyObject *frame_records(PyObject *self, PyObject *args) {
                     status = FRAME_BAD_LENGTH_CRC;
                     break;
                 }
+                have_cached = 1;
                 cached_length = length;
                 cached_crc = c;
             } else if (cached_crc != load_u32(h + 8)) {

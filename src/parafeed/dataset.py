@@ -574,7 +574,12 @@ class Dataset:
     # ------------------------------------------------------------------ performance
 
     def cache(self, filename: str = "", name: str | None = None) -> Dataset:
-        """Keep the elements after the first full pass, in memory or (with ``filename``) in a file."""
+        """Keep the elements after the first full pass, in memory or (with ``filename``) in a file.
+
+        A file replays without running anything upstream. As in tf.data, it is tied to its filename: after changing
+        the steps before it, delete the file or use another name (a change of dtypes is refused when the input's
+        element spec is known without running a user function).
+        """
         from parafeed.ops.cache import CacheDataset
 
         return CacheDataset(self, filename, name=name)

@@ -32,6 +32,18 @@ def test_tensorflow_reads_parafeed_files(tmp_path, compression):
     assert list(tf.data.TFRecordDataset(path, compression_type=compression).as_numpy_iterator()) == RECORDS
 
 
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_an_empty_file_holds_no_records_as_in_tensorflow(tmp_path, compression):
+    """A zero-byte file is no records for every compression, also in text lines. (A truncated compressed stream is
+    a DataLossError in parafeed; TensorFlow returns the records decoded before the cut, or none, without an error.)"""
+    empty = str(tmp_path / "empty")
+    open(empty, "wb").close()
+    expected = list(tf.data.TFRecordDataset(empty, compression_type=compression).as_numpy_iterator())
+    assert list(pf.TFRecordDataset(empty, compression_type=compression)) == expected == []
+    expected = list(tf.data.TextLineDataset(empty, compression_type=compression).as_numpy_iterator())
+    assert list(pf.TextLineDataset(empty, compression_type=compression)) == expected == []
+
+
 def test_files_are_byte_identical_without_compression(tmp_path):
     with tf.io.TFRecordWriter(str(tmp_path / "tf")) as w:
         for r in RECORDS:

@@ -307,9 +307,9 @@ def test_disk_full_while_writing_the_cache_file_for_real(tmp_path):
     assert out["files_after_failure"] == [], "the unfinished file (or a cache) was left behind"
     assert out["second_pass_ok"] and out["second_pass_computed"] == 2000  # recomputed from the input
     assert out["files_after_second_pass"] == ["train.pfcache"]  # published only when complete
-    # then replayed from the file (the 1: a map() runs once on the first element for its spec, see the xfail test)
-    assert out["third_pass_ok"] and out["third_pass_computed"] <= 1
-    assert out["other_pipeline_ok"] and out["other_pipeline_computed"] <= 1
+    # then replayed from the file
+    assert out["third_pass_ok"] and out["third_pass_computed"] == 0
+    assert out["other_pipeline_ok"] and out["other_pipeline_computed"] == 0
 
 
 class _FailingFile:
@@ -360,15 +360,11 @@ def test_no_space_left_while_writing_the_cache_file(tmp_path, monkeypatch, fail_
     assert os.listdir(tmp_path) == ["cache.pfcache"]
     computed.clear()
     assert [float(x[0]) for x in ds] == list(range(500))
-    assert computed in ([], [0])  # replayed from the file (see the xfail test below about the [0])
+    assert computed == []  # replayed from the file
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ops/cache.py: replaying a cache file asks the input for its element_spec, "
-    "and a map() infers that by calling its function on the first element",
-)
 def test_replaying_a_cache_file_runs_no_user_function(tmp_path):
+    """Was a bug: the replay asked the input for its element_spec, which a map() infers by calling its function."""
     computed = []
 
     def produce(x):

@@ -2,14 +2,15 @@
 
 Layout (little-endian)::
 
-    b"PFCACHE1" | u32 header length | header (JSON: the dtype of each leaf)
+    b"PFCACHE2" | u32 header length | u32 CRC-32 of header | header (JSON: the nesting and the dtype of each leaf)
     records:      u32 payload length | u32 CRC-32 of payload | payload
                   payload, per leaf: u8 rank | rank x u64 dims | data
                   data: raw C-order values, or for strings u64 lengths then the concatenated bytes
     footer:       b"PFCEND01" | u64 record count
 
-A writer writes ``<path>.tmp-<pid>-<random>`` and renames it to ``<path>`` only after the footer is on disk, so a
-file at ``<path>`` is complete; the reader still checks the footer and every record's CRC.
+The header describes the elements fully, so replaying a file runs nothing of the pipeline that wrote it. A writer
+writes ``<path>.tmp-<pid>-<random>`` and renames it to ``<path>`` only after the footer is on disk, so a file at
+``<path>`` is complete; the reader still checks the footer and every CRC.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import math
 import os
 import struct
+import sys
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -29,9 +31,10 @@ import numpy as np
 from parafeed.errors import DataLossError, InvalidArgumentError
 from parafeed.structure import STRING, dtype_name, flatten
 
-MAGIC = b"PFCACHE1"
+MAGIC = b"PFCACHE2"
 FOOTER = b"PFCEND01"
 _U32 = struct.Struct("<I")
+_HEADER = struct.Struct("<II")  # length, CRC-32
 _RECORD = struct.Struct("<II")
 _COUNT = struct.Struct("<Q")
 
@@ -65,9 +68,7 @@ class CacheWriter:
         leaves = flatten(element)
         if self._dtypes is None:
             self._dtypes = [_leaf_dtype(leaf) for leaf in leaves]
-            header = json.dumps({"format": "parafeed-cache", "version": 1,
-                                 "dtypes": [_dtype_code(d) for d in self._dtypes]}).encode()  # fmt: skip
-            self._put(MAGIC + _U32.pack(len(header)) + header)
+            self._put_header([_dtype_code(d) for d in self._dtypes], _nesting(element))
         if len(leaves) != len(self._dtypes):
             raise InvalidArgumentError(
                 f"cache(): element {self._count} has {len(leaves)} components, expected {len(self._dtypes)}"
@@ -83,6 +84,10 @@ class CacheWriter:
         payload = b"".join(parts)
         self._put(_RECORD.pack(len(payload), zlib.crc32(payload)) + payload)
         self._count += 1
+
+    def _put_header(self, dtypes: list[str] | None, nesting: Any) -> None:
+        header = json.dumps({"format": "parafeed-cache", "version": 2, "dtypes": dtypes, "nesting": nesting}).encode()
+        self._put(MAGIC + _HEADER.pack(len(header), zlib.crc32(header)) + header)
 
     def _put(self, data: bytes) -> None:
         try:
@@ -100,8 +105,7 @@ class CacheWriter:
         if self._file is None:
             return
         if self._dtypes is None:  # an empty dataset: a header with no leaves
-            header = json.dumps({"format": "parafeed-cache", "version": 1, "dtypes": None}).encode()
-            self._put(MAGIC + _U32.pack(len(header)) + header)
+            self._put_header(None, None)
         self._put(FOOTER + _COUNT.pack(self._count))
         try:
             self._file.flush()
@@ -137,13 +141,93 @@ def _shape_bytes(shape: tuple) -> bytes:
     return bytes([len(shape)]) + np.array(shape, dtype="<u8").tobytes()
 
 
-def read_cache(path: str, expected_dtypes: list[np.dtype]) -> Iterator[list]:
-    """Yield the flat leaves of each element in the cache file at ``path``; checks dtypes, footer and CRCs."""
-    with open(path, "rb") as f:
+# ---------------------------------------------------------------------------------------------- element nesting
+# JSON for the nesting of an element: 0 for a leaf, {"tuple": [...]}, {"dict": [[key, ...], ...]} (str or int keys, in
+# the element's key order) and {"namedtuple": "module:qualname", "fields": [...], "items": [...]}; None when it has
+# something else (a dict subclass, a namedtuple class defined in a function). The reader then asks the pipeline.
+
+
+class _NoNesting(Exception):
+    pass
+
+
+_CORRUPT = object()
+
+
+def _nesting(element: Any) -> Any:
+    try:
+        return _encode_nesting(element)
+    except _NoNesting:
+        return None
+
+
+def _encode_nesting(value: Any) -> Any:
+    if type(value) is tuple:
+        return {"tuple": [_encode_nesting(v) for v in value]}
+    if type(value) is dict:
+        if not all(type(k) in (str, int) for k in value):
+            raise _NoNesting
+        return {"dict": [[k, _encode_nesting(v)] for k, v in value.items()]}
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        cls = type(value)
+        if "<" in cls.__qualname__ or _find_class(cls.__module__, cls.__qualname__) is not cls:
+            raise _NoNesting
+        return {"namedtuple": f"{cls.__module__}:{cls.__qualname__}", "fields": list(cls._fields),
+                "items": [_encode_nesting(v) for v in value]}  # fmt: skip
+    if isinstance(value, (tuple, dict)):
+        raise _NoNesting
+    return 0
+
+
+def _find_class(module: str, qualname: str) -> Any:
+    """The class named, from a module already imported (reading a file imports nothing), or None."""
+    obj: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _decode_nesting(node: Any) -> Any:
+    """A template for :func:`pack_as` (leaves are 0); raises _NoNesting for a class that is not loaded."""
+    if node == 0:
+        return 0
+    if "tuple" in node:
+        return tuple(_decode_nesting(v) for v in node["tuple"])
+    if "dict" in node:
+        return {k: _decode_nesting(v) for k, v in node["dict"]}
+    module, _, qualname = node["namedtuple"].partition(":")
+    cls = _find_class(module, qualname)
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and list(getattr(cls, "_fields", ())) == node["fields"]):
+        raise _NoNesting
+    return cls(*(_decode_nesting(v) for v in node["items"]))
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+class CacheReader:
+    """An open cache file, its header and footer checked.
+
+    ``nesting`` (a :func:`pack_as` template) and ``dtypes`` describe the elements as the header gives them; either is
+    None when the header cannot (an unknown namedtuple class, or a NumPy dtype with fields): then the caller passes
+    the pipeline's dtypes and packs the leaves like its element spec.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self._file = open(path, "rb")  # noqa: SIM115 (closed in close)
+        try:
+            self._open()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _open(self) -> None:
+        f, path = self._file, self.path
         size = os.fstat(f.fileno()).st_size
-        dtypes = _read_header(f, path, size)
-        header_end = f.tell()
-        if size - header_end < len(FOOTER) + _COUNT.size:
+        header = _read_header(f, path, size)
+        self.header_end = f.tell()
+        if size - self.header_end < len(FOOTER) + _COUNT.size:
             raise DataLossError(
                 f"cache(): the cache file {path} is truncated (no footer); delete it to rebuild the cache"
             )
@@ -153,33 +237,94 @@ def read_cache(path: str, expected_dtypes: list[np.dtype]) -> Iterator[list]:
             raise DataLossError(
                 f"cache(): the cache file {path} is unfinished or truncated; delete it to rebuild the cache"
             )
-        (count,) = _COUNT.unpack(tail[len(FOOTER) :])
-        if count and dtypes != [_dtype_code(d) for d in expected_dtypes]:
+        (self.count,) = _COUNT.unpack(tail[len(FOOTER) :])
+        self.end = size - len(FOOTER) - _COUNT.size
+        self.dtype_codes: list[str] = header["dtypes"] or []
+        dtypes = [_plain_dtype(code) for code in self.dtype_codes]
+        self.dtypes = None if any(d is None for d in dtypes) else dtypes  # (not `None in`: dtype == None is float64)
+        try:
+            self.nesting = _decode_nesting(header["nesting"]) if header["nesting"] is not None else None
+        except _NoNesting:
+            self.nesting = None
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.nesting = _CORRUPT
+        if self.nesting is _CORRUPT or (self.count and (not isinstance(header["dtypes"], list) or (
+                self.nesting is not None and len(flatten(self.nesting)) != len(self.dtype_codes)))):  # fmt: skip
+            raise DataLossError(f"cache(): the header of the cache file {path} is corrupt; delete it to rebuild it")
+
+    def check(self, expected_dtypes: list[np.dtype]) -> None:
+        """Raise if the file holds other dtypes than the pipeline produces (another pipeline wrote it)."""
+        expected = [_dtype_code(d) for d in expected_dtypes]
+        if self.count and self.dtype_codes != expected:
             raise InvalidArgumentError(
-                f"cache(): the cache file {path} holds elements with dtypes {dtypes}, but this pipeline produces "
-                f"{[_dtype_code(d) for d in expected_dtypes]}; it was written by another pipeline. Delete it or use "
-                "another filename."
+                f"cache(): the cache file {self.path} holds elements with dtypes {self.dtype_codes}, but this "
+                f"pipeline produces {expected}; it was written by another pipeline. Delete it or use another filename."
             )
-        f.seek(header_end)
-        end = size - len(FOOTER) - _COUNT.size
-        for i in range(count):
-            yield _read_record(f, path, i, end, expected_dtypes)
-        if f.tell() != end:
+
+    def records(self, dtypes: list[np.dtype] | None = None) -> Iterator[list]:
+        """The flat leaves of each element (decoded as ``dtypes``, by default the header's); checks every CRC."""
+        dtypes = self.dtypes if dtypes is None else dtypes
+        if dtypes is None:
+            raise InvalidArgumentError(f"cache(): the header of {self.path} names dtypes that need the pipeline's")
+        f = self._file
+        f.seek(self.header_end)
+        for i in range(self.count):
+            yield _read_record(f, self.path, i, self.end, dtypes)
+        if f.tell() != self.end:
             raise DataLossError(
-                f"cache(): the cache file {path} has {end - f.tell()} unexpected bytes after record {count}"
+                f"cache(): the cache file {self.path} has {self.end - f.tell()} unexpected bytes after record "
+                f"{self.count}"
             )
 
+    def close(self) -> None:
+        self._file.close()
 
-def _read_header(f: BinaryIO, path: str, size: int) -> list[str] | None:
-    head = f.read(len(MAGIC) + _U32.size)
-    if len(head) < len(MAGIC) + _U32.size or head[: len(MAGIC)] != MAGIC:
-        raise DataLossError(f"cache(): {path} is not a parafeed cache file (bad magic); delete it to rebuild the cache")
-    (n,) = _U32.unpack(head[len(MAGIC) :])
+    def __enter__(self) -> CacheReader:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def read_cache(path: str, expected_dtypes: list[np.dtype] | None = None) -> Iterator[list]:
+    """Yield the flat leaves of each element in the cache file at ``path``; checks dtypes, footer and CRCs."""
+    with CacheReader(path) as reader:
+        if expected_dtypes is not None:
+            reader.check(expected_dtypes)
+        yield from reader.records(expected_dtypes)
+
+
+def _plain_dtype(code: Any) -> np.dtype | None:
+    """The dtype a header code names; None for one that records cannot be decoded as alone (fields, objects)."""
+    if code == "string":
+        return STRING
+    try:
+        dtype = np.dtype(code)
+    except (TypeError, ValueError):
+        return None
+    return dtype if dtype.kind not in "OV" and dtype.str == code else None
+
+
+def _read_header(f: BinaryIO, path: str, size: int) -> dict:
+    head = f.read(len(MAGIC) + _HEADER.size)
+    if len(head) < len(MAGIC) + _HEADER.size or head[: len(MAGIC)] != MAGIC:
+        older = head[:7] == MAGIC[:7]
+        raise DataLossError(
+            f"cache(): {path} is not a parafeed cache file "
+            f"({'written by an older parafeed' if older else 'bad magic'}); delete it to rebuild the cache"
+        )
+    n, crc = _HEADER.unpack(head[len(MAGIC) :])
     try:
         if n > size - len(head):  # a damaged length: read nothing (it could ask for gigabytes)
             raise ValueError(f"a header of {n} bytes in a {size}-byte file")
-        header = json.loads(f.read(n))
-        return header["dtypes"]
+        data = f.read(n)
+        if zlib.crc32(data) != crc:
+            raise ValueError("CRC mismatch")
+        header = json.loads(data)
+        if not isinstance(header, dict) or header.get("format") != "parafeed-cache" or header.keys() < {
+                "dtypes", "nesting"}:  # fmt: skip
+            raise ValueError("not a cache header")
+        return header
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise DataLossError(
             f"cache(): the header of the cache file {path} is corrupt; delete it to rebuild the cache"

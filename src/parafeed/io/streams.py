@@ -74,6 +74,9 @@ class ByteStream:
             raw = self._inflate.unconsumed_tail or self._pending or self._file.read(n)
             self._pending = b""
             if not raw:
+                if not self._compressed_read:  # an empty file holds no records, as in TensorFlow
+                    self.close()
+                    break
                 self.close()  # reported once: after it the stream is over (a reader skipping errors then ends)
                 raise DataLossError(
                     f"{self._step}: {self.path}: the compressed stream ends early (after "

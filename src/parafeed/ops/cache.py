@@ -7,7 +7,7 @@ from typing import Any
 
 from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
 from parafeed.errors import StateError
-from parafeed.io.cache_file import CacheWriter, read_cache
+from parafeed.io.cache_file import CacheReader, CacheWriter
 from parafeed.structure import flatten, pack_as
 
 CACHE_SUFFIX = ".pfcache"
@@ -40,10 +40,20 @@ class CacheDataset(PassThroughDataset):
         return _FillIterator(self._parent._iter(), self, writer)
 
     def _read_file(self) -> Any:
-        spec = self._parent.element_spec
-        dtypes = [s.dtype for s in flatten(spec)]
-        for leaves in read_cache(self._path, dtypes):  # type: ignore[arg-type]
-            yield pack_as(spec, leaves)
+        """The file's elements, described by its header; the input's element spec is asked only when it is known
+        without running a user function (to check the file was written by this pipeline), or when the header cannot
+        describe them."""
+        with CacheReader(self._path) as reader:
+            if not reader.count:
+                return
+            nesting, dtypes = reader.nesting, reader.dtypes
+            parent = self._parent
+            if nesting is None or dtypes is None or parent._static_shapes():
+                spec = parent.element_spec
+                nesting, dtypes = spec, [s.dtype for s in flatten(spec)]
+                reader.check(dtypes)
+            for leaves in reader.records(dtypes):
+                yield pack_as(nesting, leaves)
 
 
 class _CacheIterator(DatasetIterator):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import queue
 import socket
 import subprocess
@@ -137,8 +138,12 @@ class ProcessExecutor:
         self._release = release
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()  # a byte here ends the receiver's wait at once on close()
         self._receiver = threading.Thread(
-            target=_receive, args=(pool, results, self._stop, self._lock), name="parafeed-receiver", daemon=True
+            target=_receive,
+            args=(pool, results, self._stop, self._lock, self._wake_r),
+            name="parafeed-receiver",
+            daemon=True,
         )
         self._receiver.start()
 
@@ -156,18 +161,26 @@ class ProcessExecutor:
 
     def close(self) -> None:
         with self._lock:
+            if self._stop.is_set():
+                return
             self._stop.set()  # no task is sent after this
+        os.write(self._wake_w, b"x")
         self._receiver.join(timeout=5)
+        os.close(self._wake_w)
+        os.close(self._wake_r)
         pool = self._pool
         if not pool.broken and not pool.drain(timeout=5.0):
             pool.broken = True  # a task that never finishes: this pool cannot be handed to another iterator
         self._release(pool)
 
 
-def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Event, lock: threading.Lock) -> None:
+def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Event, lock: threading.Lock,
+             wake: int) -> None:  # fmt: skip
     by_conn = {w.conn: w for w in pool.workers}
     while not stop.is_set():
-        for conn in wait(list(by_conn), timeout=0.1):
+        for conn in wait([*by_conn, wake]):
+            if conn == wake:
+                return
             worker = by_conn[conn]
             try:
                 seq, message, seconds = conn.recv()
