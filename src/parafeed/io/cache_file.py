@@ -151,9 +151,6 @@ class _NoNesting(Exception):
     pass
 
 
-_CORRUPT = object()
-
-
 def _nesting(element: Any) -> Any:
     try:
         return _encode_nesting(element)
@@ -243,14 +240,14 @@ class CacheReader:
         dtypes = [_plain_dtype(code) for code in self.dtype_codes]
         self.dtypes = None if any(d is None for d in dtypes) else dtypes  # (not `None in`: dtype == None is float64)
         try:
-            self.nesting = _decode_nesting(header["nesting"]) if header["nesting"] is not None else None
+            self.nesting = None if header["nesting"] is None else _decode_nesting(header["nesting"])
         except _NoNesting:
             self.nesting = None
         except (KeyError, TypeError, ValueError, AttributeError):
-            self.nesting = _CORRUPT
-        if self.nesting is _CORRUPT or (self.count and (not isinstance(header["dtypes"], list) or (
-                self.nesting is not None and len(flatten(self.nesting)) != len(self.dtype_codes)))):  # fmt: skip
-            raise DataLossError(f"cache(): the header of the cache file {path} is corrupt; delete it to rebuild it")
+            raise _corrupt_header(path) from None
+        leaves = None if self.nesting is None else len(flatten(self.nesting))
+        if self.count and (not isinstance(header["dtypes"], list) or leaves not in (None, len(self.dtype_codes))):
+            raise _corrupt_header(path)
 
     def check(self, expected_dtypes: list[np.dtype]) -> None:
         """Raise if the file holds other dtypes than the pipeline produces (another pipeline wrote it)."""
@@ -265,7 +262,10 @@ class CacheReader:
         """The flat leaves of each element (decoded as ``dtypes``, by default the header's); checks every CRC."""
         dtypes = self.dtypes if dtypes is None else dtypes
         if dtypes is None:
-            raise InvalidArgumentError(f"cache(): the header of {self.path} names dtypes that need the pipeline's")
+            raise InvalidArgumentError(
+                f"cache(): the header of {self.path} names dtypes it cannot decode alone ({self.dtype_codes}); pass "
+                "the pipeline's dtypes"
+            )
         f = self._file
         f.seek(self.header_end)
         for i in range(self.count):
@@ -326,9 +326,11 @@ def _read_header(f: BinaryIO, path: str, size: int) -> dict:
             raise ValueError("not a cache header")
         return header
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise DataLossError(
-            f"cache(): the header of the cache file {path} is corrupt; delete it to rebuild the cache"
-        ) from None
+        raise _corrupt_header(path) from None
+
+
+def _corrupt_header(path: str) -> DataLossError:
+    return DataLossError(f"cache(): the header of the cache file {path} is corrupt; delete it to rebuild the cache")
 
 
 def _read_record(f: BinaryIO, path: str, index: int, end: int, dtypes: list[np.dtype]) -> list:
