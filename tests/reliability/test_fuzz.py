@@ -18,7 +18,7 @@ import pytest
 import parafeed as pf
 from parafeed.errors import DataLossError, ParseError
 from parafeed.io import cache_file, tfrecord
-from tests.reliability import fuzz, wire
+from tests.reliability import fuzz, fuzz_example, wire
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ALLOWED = {
@@ -97,11 +97,13 @@ def test_valid_examples_parse_as_tensorflow_parses_them():
         rng = random.Random(f"tf-oracle:{i}")
         batch = [wire.random_example(rng, canonical=True) for _ in range(rng.choice([1, 1, 2, 3]))]
         serialized = [s for s, _ in batch]
-        specs = fuzz.random_specs(rng, [f for _, f in batch])
-        ours = fuzz.parse_outcome(serialized, specs, native=True)
+        specs = fuzz_example.random_specs(rng, [f for _, f in batch])
+        ours = fuzz_example.parse_outcome(serialized, specs, native=True)
         theirs = tf_outcome(serialized, specs)
-        assert fuzz.same_outcome(ours, theirs), f"batch {i}: parafeed {fuzz._brief(ours)}, tf {fuzz._brief(theirs)}"
-        assert fuzz.same_outcome(ours, fuzz.expected_parse([f for _, f in batch], specs))
+        assert fuzz_example.same_outcome(ours, theirs), (
+            f"batch {i}: parafeed {fuzz_example._brief(ours)}, tf {fuzz_example._brief(theirs)}"
+        )
+        assert fuzz_example.same_outcome(ours, fuzz_example.expected_parse([f for _, f in batch], specs))
         outcomes["ok" if isinstance(ours, dict) else "ParseError"] += 1
     assert outcomes["ok"] > 100 and outcomes["ParseError"] > 20, outcomes
 
