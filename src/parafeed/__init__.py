@@ -8,7 +8,8 @@ Example:
 """
 
 from parafeed import distribute, errors, image, io
-from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
+from parafeed.iterator import DatasetIterator
 from parafeed.options import Options
 from parafeed.readers import CsvDataset, TextLineDataset, TFRecordDataset
 from parafeed.sparse import SparseTensor

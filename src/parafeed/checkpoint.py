@@ -1,6 +1,6 @@
 """Checkpoint helpers: positions of iterators that read ahead, buffers re-read on restore, and a restore check.
 
-Iterators save their position with ``get_state()`` (see :class:`parafeed.dataset.DatasetIterator`). Steps that
+Iterators save their position with ``get_state()`` (see :class:`parafeed.iterator.DatasetIterator`). Steps that
 read ahead on threads (``prefetch``, parallel ``map`` and ``interleave``) save the state their input had *before*
 a hand-over plus how many of its elements the consumer took (a :func:`position`). Steps that buffer elements
 (``shuffle``, ``group_by_window``, ``window``) save the input indices of what they hold and re-read those elements

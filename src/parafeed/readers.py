@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 from parafeed.ops.shuffle import ShuffleDataset
 from parafeed.ops.sources import TensorSlicesDataset
 from parafeed.structure import STRING, TensorSpec

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from parafeed.checkpoint import position, snapshot
-from parafeed.dataset import INFINITE, Dataset, DatasetIterator, iterate_in, iteration_context
+from parafeed.dataset import INFINITE, Dataset, iterate_in, iteration_context
 from parafeed.errors import InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import TensorSpec, flatten, is_nested, map_structure
 
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")

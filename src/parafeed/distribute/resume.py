@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import Dataset, DatasetIterator
+from parafeed.dataset import Dataset
 from parafeed.errors import StateError
+from parafeed.iterator import DatasetIterator
 
 
 def _plan(dataset: Dataset) -> Any:

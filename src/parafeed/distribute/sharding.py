@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import Dataset, PassThroughDataset
 from parafeed.errors import InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 
 log = logging.getLogger("parafeed")
 

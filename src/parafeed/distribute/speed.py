@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import Dataset, DatasetIterator
+from parafeed.dataset import Dataset
 from parafeed.distribute.balance import with_weights
 from parafeed.errors import CancelledError, InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import TensorSpec, batch_spec, map_structure
 
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import DatasetIterator
 from parafeed.elements import to_leaf
 from parafeed.errors import InvalidArgumentError, ParseError, StateError
 from parafeed.io.streams import ByteStream
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import STRING, as_dtype, dtype_name
 
 DEFAULT_BUFFER_SIZE = 256 << 10

@@ -20,9 +20,9 @@ from typing import BinaryIO
 
 import numpy as np
 
-from parafeed.dataset import DatasetIterator
 from parafeed.errors import DataLossError, InvalidArgumentError, StateError
 from parafeed.io.streams import ByteStream, compression_type_of, wbits
+from parafeed.iterator import DatasetIterator
 
 try:
     from parafeed import _native

@@ -10,9 +10,10 @@ import numpy as np
 from parafeed import buffers
 from parafeed.arguments import as_int, positive_int
 from parafeed.checkpoint import position, snapshot
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import (
     STRING,
     batch_spec,

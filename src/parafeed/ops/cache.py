@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import Dataset, PassThroughDataset
 from parafeed.errors import StateError
 from parafeed.io.cache_file import CacheReader, CacheWriter
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import flatten, pack_as
 
 CACHE_SUFFIX = ".pfcache"

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import callable_arg
-from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.errors import ElementTypeError
 from parafeed.functions import as_bool, user_error
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import STRING, TensorSpec
 
 

@@ -9,9 +9,10 @@ import numpy as np
 
 from parafeed.arguments import callable_arg, positive_int
 from parafeed.checkpoint import Snapshots
-from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, iterate_in, iteration_context
+from parafeed.dataset import UNKNOWN, Dataset, iterate_in, iteration_context
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import as_int64_scalar, call, fn_name, user_error
+from parafeed.iterator import DatasetIterator
 from parafeed.ops.sources import ElementsDataset
 from parafeed.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
 

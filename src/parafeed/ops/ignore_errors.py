@@ -7,8 +7,9 @@ import threading
 from collections import Counter
 from typing import Any
 
-from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.errors import WorkerError
+from parafeed.iterator import DatasetIterator
 
 log = logging.getLogger("parafeed")
 

@@ -9,9 +9,10 @@ from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg, positive_int
 from parafeed.checkpoint import position, seek, snapshot
-from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, iterate_in, iteration_context
+from parafeed.dataset import AUTOTUNE, Dataset, iterate_in, iteration_context
 from parafeed.errors import ElementTypeError, StateError
 from parafeed.functions import call, fn_name, user_error
+from parafeed.iterator import DatasetIterator
 from parafeed.parallel.threads import BackgroundIterator
 from parafeed.stats import resolve_deterministic
 

@@ -6,10 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
-from parafeed.dataset import Dataset, DatasetIterator
+from parafeed.dataset import Dataset
 from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import InvalidArgumentError
 from parafeed.functions import call, fn_name, to_result, user_error
+from parafeed.iterator import DatasetIterator
 from parafeed.options import EXECUTORS
 from parafeed.stats import current_options
 

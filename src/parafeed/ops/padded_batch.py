@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import positive_int
-from parafeed.dataset import Dataset, DatasetIterator
+from parafeed.dataset import Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 from parafeed.ops.batch import batched_cardinality
 from parafeed.structure import (
     STRING,

@@ -6,8 +6,9 @@ from typing import Any
 
 from parafeed.arguments import as_int
 from parafeed.checkpoint import position, seek
-from parafeed.dataset import AUTOTUNE, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import AUTOTUNE, Dataset, PassThroughDataset
 from parafeed.errors import InvalidArgumentError, StateError
+from parafeed.iterator import DatasetIterator
 from parafeed.parallel.threads import BackgroundIterator
 from parafeed.stats import current_pipeline, element_bytes
 

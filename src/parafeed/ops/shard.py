@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import as_int, positive_int
-from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import Dataset, PassThroughDataset
 from parafeed.errors import InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 
 
 class ShardDataset(PassThroughDataset):

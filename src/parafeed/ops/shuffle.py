@@ -10,7 +10,8 @@ import numpy as np
 
 from parafeed.arguments import as_int, positive_int
 from parafeed.checkpoint import Snapshots
-from parafeed.dataset import Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import Dataset, PassThroughDataset
+from parafeed.iterator import DatasetIterator
 from parafeed.stats import current_epochs, current_pipeline
 
 _DRAWS = 1024  # random numbers drawn per call to the generator

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import as_int
-from parafeed.dataset import UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import UNKNOWN, Dataset
 from parafeed.elements import _short, to_element
 from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import (
     STRING,
     TensorSpec,

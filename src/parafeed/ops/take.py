@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import count_arg
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, PassThroughDataset
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, PassThroughDataset
+from parafeed.iterator import DatasetIterator
 
 
 class TakeDataset(PassThroughDataset):

@@ -7,7 +7,8 @@ from typing import Any
 
 from parafeed.arguments import positive_int
 from parafeed.checkpoint import Snapshots
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.iterator import DatasetIterator
 from parafeed.ops.sources import ElementsDataset
 from parafeed.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, DatasetIterator, iterate_in, iteration_context
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, iterate_in, iteration_context
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.iterator import DatasetIterator
 from parafeed.structure import (
     TensorSpec,
     flatten,

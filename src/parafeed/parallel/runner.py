@@ -21,9 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from parafeed.checkpoint import position, seek, snapshot
-from parafeed.dataset import AUTOTUNE, DatasetIterator
+from parafeed.dataset import AUTOTUNE
 from parafeed.errors import StateError, WorkerError
 from parafeed.functions import user_error
+from parafeed.iterator import DatasetIterator
 from parafeed.parallel.autotune import ParallelismTuner, task_size
 from parafeed.parallel.threads import watch_stop
 from parafeed.stats import current_options, resolve_deterministic
