@@ -97,6 +97,26 @@ def test_sources_resume(tmp_path):
     assert check_restores(pf.CsvDataset(str(text), [0, 0], header=True)) > 0
 
 
+def test_steps_that_cannot_seek_refuse_to_go_back(tmp_path):
+    """A text file reader and a cache (filling and replaying) take elements again up to a restored position; going
+    back names the step. (Datasets over files open a new reader on restore, so they can go back.)"""
+    from parafeed.io.text import TextLineReader
+
+    text = tmp_path / "a.txt"
+    text.write_text("\n".join(str(i) for i in range(10)))
+    cached = pf.Dataset.range(10).cache(str(tmp_path / "c"))
+    for make, step in [(lambda: TextLineReader(str(text)), "TextLineReader"), (lambda: iter(cached), "Cache")] * 2:
+        it = make()
+        next(it)
+        state = it.get_state()
+        rest = list(it)
+        with pytest.raises(StateError, match=f"the {step} step cannot go back"):
+            it.set_state(state)
+        again = make()
+        again.set_state(state)
+        assert [str(x) for x in again] == [str(x) for x in rest] and len(rest) == 9
+
+
 def test_tfrecord_readers_resume(tmp_path):
     files = _records(tmp_path)
     assert check_restores(pf.TFRecordDataset(files, buffer_size=64)) == sum(range(61))

@@ -81,6 +81,15 @@ class DatasetIterator:
     def _step_name(self) -> str:
         return type(self).__name__.strip("_").removesuffix("Iterator")
 
+    def _steps_forward(self, position: int, at: int) -> int:
+        """How many elements a step that cannot seek takes again to get from ``at`` to a restored ``position``."""
+        if position < at:
+            raise StateError(
+                f"set_state(): the {self._step_name()} step cannot go back (from element {at} to {position}); "
+                "restore the state into a new iterator (iter(ds))"
+            )
+        return position - at
+
     def _get_state(self) -> dict:
         raise StateError(f"get_state(): the {self._step_name()} step cannot save its position")
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.elements import to_leaf
-from parafeed.errors import InvalidArgumentError, ParseError, StateError
+from parafeed.errors import InvalidArgumentError, ParseError
 from parafeed.io.streams import ByteStream
 from parafeed.iterator import DatasetIterator
 from parafeed.structure import STRING, as_dtype, dtype_name
@@ -45,10 +45,7 @@ class TextLineReader(DatasetIterator):
 
     def _set_state(self, state: dict) -> None:
         """Reads up to the saved line again (lines have no index to seek with)."""
-        lines = int(state["lines"])
-        if lines < self._count:
-            raise StateError("set_state(): TextLineDataset cannot go back; restore into a new iterator (iter(ds))")
-        self.skip(lines - self._count)
+        self.skip(self._steps_forward(int(state["lines"]), self._count))
 
     def _next_line(self) -> bytes:
         for line in self._lines:
@@ -186,12 +183,11 @@ class CsvReader(DatasetIterator):
     def _set_state(self, state: dict) -> None:
         """Reads up to the saved record again (CSV records have no index to seek with)."""
         records = int(state["records"])
-        if records < self._count:
-            raise StateError("set_state(): CsvDataset cannot go back; restore into a new iterator (iter(ds))")
+        forward = self._steps_forward(records, self._count)
         if self._skip_header and records:
             self._skip_header = False
             next(self._reader, None)
-        for _ in range(records - self._count):
+        for _ in range(forward):
             next(self._reader, None)
         self._count = records
 

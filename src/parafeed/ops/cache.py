@@ -6,7 +6,6 @@ import os
 from typing import Any
 
 from parafeed.dataset import Dataset, PassThroughDataset
-from parafeed.errors import StateError
 from parafeed.io.cache_file import CacheReader, CacheWriter
 from parafeed.iterator import DatasetIterator
 from parafeed.structure import flatten, pack_as
@@ -71,10 +70,7 @@ class _CacheIterator(DatasetIterator):
 
     def _set_state(self, state: dict) -> None:
         """Takes the elements up to the saved index again (a cache being filled needs them; its input is new)."""
-        index = int(state["index"])
-        if index < self._index:
-            raise StateError("set_state(): cache() cannot go back; restore a state into a new iterator (iter(ds))")
-        self.skip(index - self._index)
+        self.skip(self._steps_forward(int(state["index"]), self._index))
 
 
 class _ReplayIterator(_CacheIterator):
