@@ -33,8 +33,9 @@ import harness
 import numpy as np
 
 import parafeed as pf
-from parafeed import demo
-from parafeed.convert import convert, manifest_files, read_manifest
+from parafeed.io.manifest import manifest_files, read_manifest
+from parafeed.tools import demo
+from parafeed.tools.convert import convert
 
 GLOBAL_BATCH = 64
 

@@ -1,17 +1,17 @@
 """Resume and elastic resume: a data-parallel job on 4 replicas is killed mid-epoch and finished on 2.
 
-Each replica is a process reading its share of TFRecord files (``distribute(policy="RECORD")``), shuffled in one
-global order, batched, with equal steps. Every few steps the replicas save ``pf.distribute.save_state`` next to
-what a model checkpoint would hold. The job is then killed (SIGKILL) and a new one, with half the replicas, builds the
-same pipeline with ``distribute(..., start=state["samples"])`` and ``pf.distribute.resume``: it finishes the epoch
-and the script checks that every record was trained on exactly once.
+Each replica is a process reading only its own records of TFRecord files in one global shuffled order (a seeded
+shuffle before ``distribute(policy="RECORD")``: every replica computes the order from the record count), batched,
+with equal steps. Every few steps rank 0 saves ``pf.distribute.save_state`` next to what a model checkpoint would
+hold. The job is then killed (SIGKILL) and a new one, with half the replicas, builds the same pipeline and goes on
+with ``pf.checkpoint.Epochs(ds, state)``: it finishes the epoch, then trains the next one whole. The script checks
+that every record was trained on exactly once in each epoch.
 
     python examples/resume_elastic.py [--quick] [--workdir DIR]
 """
 
 import argparse
 import json
-import math
 import os
 import signal
 import subprocess
@@ -24,44 +24,38 @@ import numpy as np
 import parafeed as pf
 
 BATCH = 8  # per replica
+EPOCHS = 2
 
 
-def pipeline(files: list[str], replicas: int, replica: int, start: int = 0) -> pf.Dataset:
+def pipeline(files: list[str], replicas: int, replica: int) -> pf.Dataset:
     ds = pf.TFRecordDataset(files).shuffle(64, seed=42)  # the global order: the same on every replica
-    ds = ds.distribute(replicas, replica, policy="DATA", start=start)
-    records = _records(files)
-    longest = math.ceil((records - start) / replicas)  # the shuffle hides counts from equal_steps: give its steps
-    steps = math.ceil(longest / BATCH)
-    return ds.map(lambda r: int.from_bytes(r, "little")).batch(BATCH).prefetch(2).equal_steps(steps=steps)
-
-
-def _records(files: list[str]) -> int:
-    from parafeed.io.index import record_offsets
-
-    return sum(len(record_offsets(f)) for f in files)
+    ds = ds.distribute(replicas, replica, policy="RECORD")  # each replica reads only its records of that order
+    return ds.map(lambda r: int.from_bytes(r, "little")).batch(BATCH).prefetch(2).equal_steps()
 
 
 def replica(workdir: str, replicas: int, rank: int, stop_at: int | None) -> None:
     """One replica process: trains (records what it trained on) and checkpoints every 3 steps."""
     files = sorted(os.path.join(workdir, f) for f in os.listdir(workdir) if f.endswith(".tfrecord"))
     checkpoint = os.path.join(workdir, "checkpoint.json")
-    if os.path.exists(checkpoint):  # a restart: resume after the samples the last checkpoint covers
+    first_epoch, state = 0, None
+    if os.path.exists(checkpoint):  # a restart: go on after the samples the last checkpoint covers
         with open(checkpoint) as f:
-            state = json.load(f)
-        it = pf.distribute.resume(pipeline(files, replicas, rank, start=state["samples"]), state)
-    else:
-        it = iter(pipeline(files, replicas, rank))
-    log = open(os.path.join(workdir, f"trained-{replicas}-{rank}.txt"), "a")  # noqa: SIM115
-    for step, (ids, weights) in enumerate(it, start=1):
-        log.write(" ".join(str(i) for i, w in zip(ids, weights) if w > 0) + "\n")  # the "training step"
-        log.flush()
-        if step % 3 == 0 and rank == 0:  # a checkpoint: the model's weights would be saved here too
-            tmp = checkpoint + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(pf.distribute.save_state(it, step), f)
-            os.replace(tmp, checkpoint)
-        if stop_at is not None and step == stop_at:
-            os.kill(os.getpid(), signal.SIGSTOP)  # wait here to be killed, as a pre-empted worker would be
+            saved = json.load(f)
+        first_epoch, state = saved["epoch"], saved["state"]
+    epochs = pf.checkpoint.Epochs(pipeline(files, replicas, rank), state)
+    for epoch in range(first_epoch, EPOCHS):
+        it = epochs.next()
+        log = open(os.path.join(workdir, f"trained-{replicas}-{rank}-{epoch}.txt"), "a")  # noqa: SIM115
+        for step, (ids, weights) in enumerate(it, start=1):
+            log.write(" ".join(str(i) for i, w in zip(ids, weights) if w > 0) + "\n")  # the "training step"
+            log.flush()
+            if step % 3 == 0 and rank == 0:  # a checkpoint: the model's weights would be saved here too
+                tmp = checkpoint + ".tmp"
+                with open(tmp, "w") as f:
+                    json.dump({"epoch": epoch, "state": pf.distribute.save_state(it, step)}, f)
+                os.replace(tmp, checkpoint)
+            if stop_at is not None and step == stop_at:
+                os.kill(os.getpid(), signal.SIGSTOP)  # wait here to be killed, as a pre-empted worker would be
 
 
 def run_job(workdir: str, replicas: int, stop_at: int | None) -> None:
@@ -92,11 +86,11 @@ def _stopped(pid: int) -> bool:
         return True
 
 
-def trained_ids(workdir: str, replicas: int, steps: int | None) -> list[int]:
-    """The ids every replica of a job trained on, up to ``steps`` steps each (the checkpointed ones)."""
+def trained_ids(workdir: str, replicas: int, epoch: int, steps: int | None = None) -> list[int]:
+    """The ids every replica of a job trained on in ``epoch``, up to ``steps`` steps each (the checkpointed ones)."""
     ids = []
     for r in range(replicas):
-        path = os.path.join(workdir, f"trained-{replicas}-{r}.txt")
+        path = os.path.join(workdir, f"trained-{replicas}-{r}-{epoch}.txt")
         with open(path) as f:
             lines = f.read().splitlines()
         for line in lines[:steps]:
@@ -118,18 +112,20 @@ def main() -> None:
     stop_at = 6
     run_job(workdir, replicas=4, stop_at=stop_at)
     with open(os.path.join(workdir, "checkpoint.json")) as f:
-        state = json.load(f)
+        state = json.load(f)["state"]
     print(f"job 1: 4 replicas killed after step {stop_at}; last checkpoint: step {state['steps']}, "
           f"{state['samples']} samples of the global order")  # fmt: skip
     run_job(workdir, replicas=2, stop_at=None)
-    before = trained_ids(workdir, 4, state["steps"])  # steps after the checkpoint are lost with the model's state
-    after = trained_ids(workdir, 2, None)
-    ids = np.array(before + after)
-    print(f"job 2: 2 replicas resumed and trained on {len(after)} records")
-    print(f"records {records}, trained {len(ids)}, distinct {len(np.unique(ids))}")
-    if len(ids) != records or len(np.unique(ids)) != records:
+    before = trained_ids(workdir, 4, 0, state["steps"])  # steps after the checkpoint are lost with the model's state
+    after = trained_ids(workdir, 2, 0)
+    print(f"job 2: 2 replicas finished epoch 0 on {len(after)} records, then trained epoch 1")
+    failed = False
+    for epoch, ids in ((0, np.array(before + after)), (1, np.array(trained_ids(workdir, 2, 1)))):
+        print(f"epoch {epoch}: records {records}, trained {len(ids)}, distinct {len(np.unique(ids))}")
+        failed |= len(ids) != records or len(np.unique(ids)) != records
+    if failed:
         raise SystemExit("FAILED: a record was repeated or skipped")
-    print("every record trained on exactly once")
+    print("every record trained on exactly once in every epoch")
 
 
 if __name__ == "__main__":

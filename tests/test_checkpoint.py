@@ -97,24 +97,31 @@ def test_sources_resume(tmp_path):
     assert check_restores(pf.CsvDataset(str(text), [0, 0], header=True)) > 0
 
 
-def test_steps_that_cannot_seek_refuse_to_go_back(tmp_path):
-    """A text file reader and a cache (filling and replaying) take elements again up to a restored position; going
-    back names the step. (Datasets over files open a new reader on restore, so they can go back.)"""
+def test_a_text_reader_refuses_to_go_back_and_a_cache_reopens_its_pass(tmp_path):
+    """A text file reader takes lines again up to a restored position, so going back names the step. A cache (filling
+    or replaying) reopens the saved pass on restore, so it can go back. (Datasets over files open a new reader on
+    restore, so they can go back too.)"""
     from parafeed.io.text import TextLineReader
 
     text = tmp_path / "a.txt"
     text.write_text("\n".join(str(i) for i in range(10)))
+    reader = TextLineReader(str(text))
+    next(reader)
+    state = reader.get_state()
+    rest = list(reader)
+    with pytest.raises(StateError, match="the TextLineReader step cannot go back"):
+        reader.set_state(state)
+    again = TextLineReader(str(text))
+    again.set_state(state)
+    assert list(again) == rest and len(rest) == 9
     cached = pf.Dataset.range(10).cache(str(tmp_path / "c"))
-    for make, step in [(lambda: TextLineReader(str(text)), "TextLineReader"), (lambda: iter(cached), "Cache")] * 2:
-        it = make()
+    for _ in range(2):  # filling, then replaying the file
+        it = iter(cached)
         next(it)
         state = it.get_state()
-        rest = list(it)
-        with pytest.raises(StateError, match=f"the {step} step cannot go back"):
-            it.set_state(state)
-        again = make()
-        again.set_state(state)
-        assert [str(x) for x in again] == [str(x) for x in rest] and len(rest) == 9
+        rest = [int(x) for x in it]
+        it.set_state(state)
+        assert [int(x) for x in it] == rest == list(range(1, 10))
 
 
 def test_tfrecord_readers_resume(tmp_path):
@@ -262,3 +269,93 @@ def test_reshuffled_epochs_resume_in_a_new_process_without_seeds(tmp_path):
         [sys.executable, str(script), "load"], input=saved, capture_output=True, text=True, check=True
     ).stdout
     assert json.loads(resumed) == json.loads(saved)["rest"]
+
+
+def test_a_state_taken_from_one_iterator_changes_no_other():
+    """Bug: get_state() on an unstarted iterator drew a shuffle order, which changed another iterator's order."""
+
+    def orders(touch):
+        ds = pf.Dataset.range(10).shuffle(10, seed=1)
+        a, b = iter(ds), iter(ds)
+        if touch:
+            a.get_state()
+        return [int(x) for x in a], [int(x) for x in b]
+
+    assert orders(True) == orders(False)
+    first, second = orders(False)
+    assert first != second  # two iterators: two iterations, two orders (as tf.data's reshuffle_each_iteration)
+
+
+def test_a_restored_iterator_is_not_a_new_iteration():
+    ds = pf.Dataset.range(10).shuffle(10, seed=1)
+    a = iter(ds)
+    head = [int(next(a)) for _ in range(3)]
+    state = a.get_state()
+    restored = iter(ds)
+    restored.set_state(state)
+    assert head + [int(x) for x in restored] == [int(x) for x in pf.Dataset.range(10).shuffle(10, seed=1)]
+    fresh = pf.Dataset.range(10).shuffle(10, seed=1)
+    list(fresh)
+    assert [int(x) for x in iter(ds)] == [int(x) for x in fresh]  # the second iteration, as if no restore happened
+
+
+def test_a_cache_restore_replays_its_own_pass():
+    """Bug: a restore replayed the pass another iterator had cached meanwhile (4 twice, 2 missing)."""
+    ds = pf.Dataset.range(8).shuffle(8, seed=1).cache()
+    a, b = iter(ds), iter(ds)
+    first = int(next(a))
+    state = a.get_state()
+    b_pass = [int(x) for x in b]  # b's pass is cached
+    restored = iter(ds)
+    restored.set_state(state)
+    rest = [int(x) for x in restored]
+    assert [first, *rest] == [first, *(int(x) for x in a)]
+    assert sorted([first, *rest]) == list(range(8)) and [first, *rest] != b_pass
+    assert [int(x) for x in ds] == b_pass  # later runs replay the cached pass
+    replaying = iter(ds)
+    next(replaying)
+    state = json.loads(json.dumps(replaying.get_state()))
+    elsewhere = pf.Dataset.range(8).shuffle(8, seed=1).cache()  # as in a new process: nothing cached yet
+    resumed = iter(elsewhere)
+    resumed.set_state(state)
+    assert [int(x) for x in resumed] == b_pass[1:]  # the same pass, computed again from its iteration
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("cache", ["memory", "file"])
+def test_restoring_one_iterator_never_changes_another(tmp_path, cache):
+    """Two iterators of one pipeline (shuffles, a parallel map on processes, a cache): one is saved and restored at
+    random points, into new iterators, while the other runs; the other's elements are those it yields alone, and
+    every restore goes on exactly where its state was saved."""
+    import random
+
+    def make(name):
+        ds = pf.Dataset.range(48).shuffle(16, seed=3).map(_slow, num_parallel_calls=2, executor="process")
+        return ds.cache(str(tmp_path / name) if cache == "file" else "").shuffle(8, seed=4).batch(4)
+
+    alone = make("alone")
+    first, second = iter(alone), iter(alone)  # both made before either caches a pass, as below
+    expected_a, expected_b = [x.tolist() for x in first], [x.tolist() for x in second]
+    assert expected_a != expected_b
+    ds = make("together")
+    a, b = iter(ds), iter(ds)
+    rng = random.Random(7)
+    got_b, position, saved = [], 0, []
+    while len(got_b) < len(expected_b) or position < len(expected_a):
+        move = rng.random()
+        if move < 0.4 and len(got_b) < len(expected_b):
+            got_b.append(next(b).tolist())
+        elif move < 0.7 and position < len(expected_a):
+            assert next(a).tolist() == expected_a[position], f"a at {position}"
+            position += 1
+        elif move < 0.85:
+            saved.append((position, json.loads(json.dumps(a.get_state()))))
+        elif saved:  # restore a from one of its saved states, into a new iterator
+            position, state = rng.choice(saved)
+            a.close()
+            a = iter(ds)
+            a.set_state(state)
+    assert got_b == expected_b
+    assert next(a, None) is None and next(b, None) is None
+    a.close()
+    b.close()

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import parafeed as pf
-from parafeed.cli import main
-from parafeed.convert import convert, manifest_features, manifest_files, plan_shards, read_manifest
 from parafeed.errors import InvalidArgumentError
+from parafeed.io.manifest import manifest_features, manifest_files, read_manifest
+from parafeed.tools.cli import main
+from parafeed.tools.convert import convert, plan_shards
 
 
 @settings(max_examples=200, deadline=None)
@@ -147,7 +148,7 @@ def test_a_script_without_a_main_guard_gets_a_clear_error(tmp_path):
     make_images(tmp_path / "src", [2, 2], size=16)
     script = tmp_path / "unguarded.py"
     script.write_text(
-        f"from parafeed.convert import convert\nconvert({str(tmp_path / 'src')!r}, {str(tmp_path / 'out')!r}, 2)\n"
+        f"from parafeed.tools.convert import convert\nconvert({str(tmp_path / 'src')!r}, {str(tmp_path / 'out')!r}, 2)\n"
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0

@@ -90,4 +90,5 @@ def test_seed_003_threads_processes(tmp_path):
 def test_resume_elastic_example(tmp_path):
     out = run_example("resume_elastic", tmp_path, 180)
     assert "4 replicas killed after step 6" in out
-    assert "records 300, trained 300, distinct 300" in out
+    assert "epoch 0: records 300, trained 300, distinct 300" in out  # the resumed epoch, on 2 replicas
+    assert "epoch 1: records 300, trained 300, distinct 300" in out  # the next one: whole again

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed.bench import load_pipeline, run_bench
-from parafeed.cli import main
 from parafeed.errors import InvalidArgumentError
 from parafeed.stats import bottleneck, format_stats
+from parafeed.tools.bench import load_pipeline, run_bench
+from parafeed.tools.cli import main
 
 
 def slow_sort(x):

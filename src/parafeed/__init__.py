@@ -7,11 +7,11 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import distribute, errors, image, io
+from parafeed import checkpoint, distribute, errors, image, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.iterator import DatasetIterator
 from parafeed.options import Options
-from parafeed.readers import CsvDataset, TextLineDataset, TFRecordDataset
+from parafeed.sources.files import CsvDataset, TextLineDataset, TFRecordDataset
 from parafeed.sparse import SparseTensor
 from parafeed.structure import DatasetSpec, TensorSpec
 
@@ -45,6 +45,7 @@ __all__ = [
     "TensorSpec",
     "TextLineDataset",
     "adapters",
+    "checkpoint",
     "distribute",
     "errors",
     "image",

@@ -2,6 +2,6 @@
 
 import sys
 
-from parafeed.cli import main
+from parafeed.tools.cli import main
 
 sys.exit(main())

@@ -1,22 +1,32 @@
-"""The Dataset node, the base of its one-input steps, and the context in which iterators are built.
+"""The Dataset node and the start of a run.
 
-A :class:`Dataset` is an immutable description of a pipeline: a node with parent nodes and arguments. ``iter(ds)``
-builds a tree of :class:`~parafeed.iterator.DatasetIterator`, one per node, which holds all run-time state. The
-chainable methods here are thin: each builds the node of one step module in :mod:`parafeed.ops`, imported when first
-used.
+A :class:`Dataset` is an immutable description of a pipeline: a node with public ``parents``, a ``kind`` (see
+:mod:`parafeed.graph`) and its arguments. ``iter(ds)`` starts a run (:func:`iterate`): one
+:class:`~parafeed.iterator.RunContext` and a tree of :class:`~parafeed.iterator.DatasetIterator`, one per node,
+which hold all run-time state. The chainable methods here are thin: each builds the node of one step module in
+:mod:`parafeed.ops` (sources in :mod:`parafeed.sources`), imported when first used.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from parafeed.errors import InvalidArgumentError
-from parafeed.iterator import DatasetIterator
+from parafeed.errors import ArgumentTypeError, InvalidArgumentError
+from parafeed.graph import MANY_TO_MANY, count_preserving
+from parafeed.iterator import (
+    DatasetIterator,
+    IterationCounter,
+    ResumePoint,
+    RunContext,
+    Scope,
+    building,
+    current_scope,
+)
 from parafeed.options import Options
-from parafeed.stats import Pipeline, current_epochs, current_pipeline, epochs_scope
 from parafeed.structure import spec_of
 
 AUTOTUNE = -1
@@ -40,10 +50,44 @@ class Dataset:
         [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]
     """
 
+    kind: str = MANY_TO_MANY
+    """How this step's elements relate to its input's (see :mod:`parafeed.graph`)."""
+    batch_size: int | None = None
+    """Elements per batch of a batching step (None for other steps, or when sizes vary)."""
+    seed: int | None = None
+    """The seed of a step that draws random numbers (``shuffle``), None for the others."""
+
     def __init__(self, parents: tuple[Dataset, ...] = (), name: str | None = None):
-        self._parents = parents
+        self._parents = tuple(parents)
         self._name = name
         self._spec: Any = _UNSET
+        self._iterations = IterationCounter()
+
+    # ------------------------------------------------------------------ the graph
+
+    @property
+    def parents(self) -> tuple[Dataset, ...]:
+        """The nodes this step reads from (a file reader's parent is its dataset of file names)."""
+        return self._parents
+
+    @property
+    def name(self) -> str | None:
+        """The name given to this step (``name=``), shown in stats."""
+        return self._name
+
+    def with_parents(self, *parents: Dataset) -> Dataset:
+        """This step, with the same arguments, reading from other parents (the graph rewrites of
+        :mod:`parafeed.graph` build new nodes with it; this node is left as it is)."""
+        if len(parents) != len(self._parents) or not all(isinstance(p, Dataset) for p in parents):
+            raise InvalidArgumentError(
+                f"with_parents(): {type(self).__name__} reads from {len(self._parents)} dataset(s), got "
+                f"{parents!r:.100}"
+            )
+        clone = copy.copy(self)
+        clone._parents = tuple(parents)
+        clone._spec = _UNSET
+        clone._iterations = IterationCounter()
+        return clone
 
     # ------------------------------------------------------------------ what a node implements
 
@@ -70,13 +114,20 @@ class Dataset:
     def _cardinality(self) -> int:
         return UNKNOWN
 
-    _count_preserving = False  # one output per input element (map, shuffle, prefetch, cache ...)
+    def _count_records(self) -> int:
+        """A source's element count when it can be known by reading file indexes (see :func:`graph.count`)."""
+        return self._cardinality()
 
-    def _replica_counts(self) -> list[int] | None:
+    def _replica_counts(self, start: int = 0) -> list[int] | None:
         """How many elements every replica's pipeline yields here, when a replica split upstream makes that known
-        (see ``distribute``); None when a step such as ``filter`` makes it unknowable."""
-        if self._count_preserving and len(self._parents) == 1:
-            return self._parents[0]._replica_counts()
+        (see ``distribute``), for a pass beginning ``start`` samples into the global order; None when a step such as
+        ``filter`` makes it unknowable."""
+        if count_preserving(self):
+            return self._parents[0]._replica_counts(start)
+        return None
+
+    def _own_options(self) -> Options | None:
+        """Options set by this step (``with_options``)."""
         return None
 
     def _static_shapes(self) -> bool:
@@ -86,6 +137,13 @@ class Dataset:
         which infer their spec from a sample, are not.
         """
         return type(self)._element_spec is not Dataset._element_spec and all(p._static_shapes() for p in self._parents)
+
+    def _iter(self) -> DatasetIterator:
+        """This node's iterator in the current scope (parents call this, not ``_make_iterator``)."""
+        run = current_scope().run
+        if run is None or run.stats is None:
+            return self._make_iterator()
+        return run.stats.wrap(self, self._make_iterator)
 
     # ------------------------------------------------------------------ inspection
 
@@ -107,33 +165,20 @@ class Dataset:
     def __len__(self) -> int:
         n = self._cardinality()
         if n == INFINITE:
-            raise TypeError("The dataset is infinite.")
+            raise ArgumentTypeError("The dataset is infinite.")
         if n == UNKNOWN:
-            raise TypeError("The dataset length is unknown.")
+            raise ArgumentTypeError("The dataset length is unknown.")
         return n
 
     def __bool__(self) -> bool:
         return True
 
     def __iter__(self) -> Iterator[Any]:
-        pipeline = Pipeline(self.options())
-        with pipeline.active():
-            it = self._iter()
-        pipeline.finish_building()
-        pipeline.dataset = self
-        it._pipeline = pipeline
-        return it
+        return iterate(self)
 
     def as_numpy_iterator(self) -> Iterator[Any]:
         """An iterator over the elements (they already are NumPy values)."""
         return iter(self)
-
-    def _iter(self) -> DatasetIterator:
-        """This node's iterator inside the active pipeline (parents call this, not ``_make_iterator``)."""
-        pipeline = current_pipeline()
-        if pipeline is None or not pipeline.collect:
-            return self._make_iterator()
-        return pipeline.wrap(self, self._make_iterator)
 
     # ------------------------------------------------------------------ options
 
@@ -142,22 +187,19 @@ class Dataset:
         merged = Options()
         for parent in self._parents:
             merged = merged.merge(parent.options())
-        own = getattr(self, "_own_options", None)
+        own = self._own_options()
         return merged if own is None else merged.merge(own)
 
     def with_options(self, options: Options, name: str | None = None) -> Dataset:
         """This dataset with ``options`` applying to the whole pipeline."""
+        from parafeed.ops.with_options import OptionsDataset
+
         if not isinstance(options, Options):
-            raise TypeError(f"with_options(): `options` must be a pf.Options, got {type(options).__name__}")
-        out = PassThroughDataset(self, name=name)
-        out._make_iterator = lambda: self._iter()  # type: ignore[method-assign]
-        out._own_options = options
-        out._count_preserving = True
-        return out
+            raise ArgumentTypeError(f"with_options(): `options` must be a pf.Options, got {type(options).__name__}")
+        return OptionsDataset(self, options, name=name)
 
     def __repr__(self) -> str:
-        spec = getattr(self, "_spec", _UNSET)
-        spec = "" if spec is _UNSET else f" element_spec={spec!r}"
+        spec = "" if self._spec is _UNSET else f" element_spec={self._spec!r}"
         return f"<{type(self).__name__}{spec}>"
 
     # ------------------------------------------------------------------ sources
@@ -165,21 +207,21 @@ class Dataset:
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset with ``tensors`` as its single element."""
-        from parafeed.ops.sources import TensorsDataset
+        from parafeed.sources.memory import TensorsDataset
 
         return TensorsDataset(tensors, name=name)
 
     @staticmethod
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset of the slices of ``tensors`` along their first dimension."""
-        from parafeed.ops.sources import TensorSlicesDataset
+        from parafeed.sources.memory import TensorSlicesDataset
 
         return TensorSlicesDataset(tensors, name=name)
 
     @staticmethod
     def range(*args: int, output_type: Any = np.int64, name: str | None = None) -> Dataset:
         """``range(stop)``, ``range(start, stop[, step])`` as int64 scalars (or ``output_type``)."""
-        from parafeed.ops.sources import RangeDataset
+        from parafeed.sources.memory import RangeDataset
 
         return RangeDataset(*args, output_type=output_type, name=name)
 
@@ -193,7 +235,7 @@ class Dataset:
         name: str | None = None,
     ) -> Dataset:
         """Elements yielded by ``generator(*args)``, checked against and converted to ``output_signature``."""
-        from parafeed.ops.sources import GeneratorDataset
+        from parafeed.sources.generator import GeneratorDataset
 
         return GeneratorDataset(generator, output_types, output_shapes, args, output_signature, name=name)
 
@@ -202,7 +244,7 @@ class Dataset:
         file_pattern: str | list[str], shuffle: bool | None = None, seed: int | None = None, name: str | None = None
     ) -> Dataset:
         """File names (``bytes``) matching glob pattern(s); shuffled unless ``shuffle=False``."""
-        from parafeed.ops.sources import list_files
+        from parafeed.sources.files import list_files
 
         return list_files(file_pattern, shuffle, seed, name=name)
 
@@ -212,10 +254,10 @@ class Dataset:
         from parafeed.ops.zip import ZipDataset
 
         if datasets is not None and args:
-            raise TypeError("zip(): give the datasets either positionally or as `datasets=`, not both")
+            raise ArgumentTypeError("zip(): give the datasets either positionally or as `datasets=`, not both")
         if datasets is None:
             if not args:
-                raise TypeError("zip(): at least one dataset is required")
+                raise ArgumentTypeError("zip(): at least one dataset is required")
             datasets = args[0] if len(args) == 1 else args
         return ZipDataset(datasets, name=name)
 
@@ -236,7 +278,9 @@ class Dataset:
         With ``num_parallel_calls`` (an int or ``AUTOTUNE``) the function runs in parallel: on threads (for
         functions that release the GIL: NumPy, image ops, I/O) or, with ``executor="process"`` (or
         ``Options(executor="process")``), on worker processes (for pure-Python functions). ``deterministic``
-        (default True) keeps the input order.
+        (default True) keeps the input order. ``synchronous`` and ``use_unbounded_threadpool`` are accepted for
+        tf.data compatibility and ignored: a serial map already runs in the consumer's thread, and parallel workers
+        are bounded by ``Options.max_workers``.
         """
         from parafeed.ops.map import MapDataset
 
@@ -282,7 +326,11 @@ class Dataset:
         deterministic: bool | None = None,
         name: str | None = None,
     ) -> Dataset:
-        """Stack ``batch_size`` consecutive elements (the last batch may be smaller unless ``drop_remainder``)."""
+        """Stack ``batch_size`` consecutive elements (the last batch may be smaller unless ``drop_remainder``).
+
+        ``num_parallel_calls`` and ``deterministic`` are accepted for tf.data compatibility and ignored: a batch is
+        one NumPy stack per component, and its order is always the input's; put parallel work in ``map``.
+        """
         from parafeed.ops.batch import BatchDataset
 
         return BatchDataset(self, batch_size, drop_remainder, name=name)
@@ -410,7 +458,6 @@ class Dataset:
         label: str | int = "label",
         label_fn: Callable[[Any], int] | None = None,
         seed: int = 0,
-        start: int = 0,
     ) -> Dataset:
         """This pipeline for one replica: a disjoint share of the data.
 
@@ -420,18 +467,16 @@ class Dataset:
         of its share of every class). It works on TFRecord files (labels from a ``parafeed convert`` manifest,
         ``label_fn(record)`` or the int64 feature named ``label``) and on ``from_tensor_slices`` arrays (the ``label``
         dict key or tuple index, the ``y`` of ``(x, y)`` by default, or ``label_fn(element)``). Replicas default to
-        ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``. ``start`` skips the first samples of the
-        global order (RECORD and DATA splits) for an elastic resume on another number of replicas (see
-        ``pf.distribute.resume``).
+        ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``. With RECORD and DATA, replica ``r`` takes
+        samples ``r, r + n, ...`` of one global order (a seeded shuffle before the split included), which is what
+        lets ``pf.distribute.resume`` continue a run on another number of replicas.
 
         Example:
             >>> ds = pf.TFRecordDataset(files).distribute(2, rank).map(parse).shuffle(1000).batch(32).equal_steps()
         """
         from parafeed.distribute.sharding import shard_for_replica
 
-        return shard_for_replica(
-            self, num_replicas, replica_id, policy, input_context, balance, label, label_fn, seed, start
-        )
+        return shard_for_replica(self, num_replicas, replica_id, policy, input_context, balance, label, label_fn, seed)
 
     def equal_steps(self, policy: str = "pad", steps: int | None = None, name: str | None = None) -> Dataset:
         """Exactly the same number of batches per epoch on every replica.
@@ -507,11 +552,14 @@ class Dataset:
         """``transformation_func(self)``, for chaining reusable transformations."""
         out = transformation_func(self)
         if not isinstance(out, Dataset):
-            raise TypeError(f"apply(): `transformation_func` must return a Dataset, got {type(out).__name__}")
+            raise ArgumentTypeError(f"apply(): `transformation_func` must return a Dataset, got {type(out).__name__}")
         return out
 
     def reduce(self, initial_state: Any, reduce_func: Callable[[Any, Any], Any], name: str | None = None) -> Any:
-        """Fold all elements into a state: ``state = reduce_func(state, element)``."""
+        """Fold all elements into a state: ``state = reduce_func(state, element)``.
+
+        ``name`` is accepted for tf.data compatibility and ignored (``reduce`` runs at once; it is not a step).
+        """
         from parafeed.ops.reduce import reduce_dataset
 
         return reduce_dataset(self, initial_state, reduce_func)
@@ -537,22 +585,32 @@ class PassThroughDataset(Dataset):
         return self._parents[0]._cardinality()
 
 
-def iteration_context() -> tuple:
-    """The pipeline and ``repeat`` epochs of the iterator being built: steps that create iterators while running
-    keep it and pass it to :func:`iterate_in`."""
-    return current_pipeline(), current_epochs()
+def iterate(dataset: Dataset, run: dict | None = None, resumed: ResumePoint | None = None) -> DatasetIterator:
+    """Start a run of ``dataset``: what ``iter(dataset)`` does, and what checkpoints and adapters call to start
+    one as another run would have.
 
+    Args:
+        run: a run's state (``{"iteration", "seeds"}``, the ``"run"`` entry of a root state): start as that run
+            did, rather than as the next iteration of ``dataset``.
+        resumed: where this pass begins in its epoch (see :mod:`parafeed.checkpoint`).
+    """
+    from parafeed.stats import StatsCollector
 
-def iterate_in(context: tuple, dataset: Dataset, epoch: int | None = None) -> DatasetIterator:
-    """``dataset``'s iterator built in ``context`` (from :func:`iteration_context`), in pass ``epoch`` of a repeat:
-    shuffles draw their order from the seed, the iteration and these epochs, so a restored pipeline rebuilds the
-    same iterators."""
-    pipeline, epochs = context
-    with epochs_scope(epochs if epoch is None else (*epochs, epoch)):
-        if pipeline is None:
-            return dataset._iter()
-        with pipeline.active():
-            return dataset._iter()
+    options = dataset.options()
+    context = RunContext(dataset, options, resumed=resumed or ResumePoint())
+    if options.resolve("stats"):
+        context.stats = StatsCollector()
+    if run is None:
+        context.counter = dataset._iterations
+        context.iteration = context.counter.take()
+    else:
+        context.restore(run)
+    with building(Scope(context)):
+        it = dataset._iter()
+    if context.stats is not None:
+        context.stats.finish_building()
+    it._run = context
+    return it
 
 
 class _Unset:

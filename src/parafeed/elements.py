@@ -158,12 +158,3 @@ def _holds_numpy_float64(value: Any) -> bool:
 def _short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def leaf_to_python(leaf: Any) -> Any:
-    """A leaf as plain Python (for printing and JSON): arrays become nested lists."""
-    if isinstance(leaf, np.ndarray):
-        return leaf.tolist()
-    if isinstance(leaf, np.generic):
-        return leaf.item()
-    return leaf

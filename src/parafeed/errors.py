@@ -20,6 +20,11 @@ class ElementTypeError(ParafeedError, TypeError):
     """An element or a function result has the wrong structure or dtype for the step."""
 
 
+class ArgumentTypeError(ParafeedError, TypeError):
+    """An argument has the wrong type (a Dataset or Options was expected), or ``len()`` was asked of a dataset whose
+    length is infinite or unknown (a TypeError, as in tf.data)."""
+
+
 class ParseError(InvalidArgumentError):
     """Serialized data (a tf.train.Example, a CSV line) cannot be parsed as the given features."""
 

@@ -20,6 +20,17 @@ def call(fn: Any, element: Any) -> Any:
     return fn(*element) if type(element) is tuple else fn(element)
 
 
+def element_fn(fn: Any, what: str) -> Any:
+    """``fn`` applied to one element the way ``map`` applies it, whichever executor runs it: a tuple element is spread
+    into arguments and the result converted to an element (``what`` names it in errors)."""
+
+    def apply(x: Any) -> Any:
+        y = fn(*x) if type(x) is tuple else fn(x)
+        return y if type(y) in SCALAR_TYPES else to_result(y, what)
+
+    return apply
+
+
 def to_result(value: Any, what: str) -> Any:
     """A user function's result as an element; a top-level list counts as a tuple."""
     if type(value) in SCALAR_TYPES:

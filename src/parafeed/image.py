@@ -19,6 +19,22 @@ import numpy as np
 
 from parafeed.errors import InvalidArgumentError
 
+__all__ = [
+    "central_crop",
+    "convert_image_dtype",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "flip_left_right",
+    "normalize",
+    "per_image_standardization",
+    "random_crop",
+    "random_flip_left_right",
+    "resize",
+    "stateless_random_crop",
+    "stateless_random_flip_left_right",
+]
+
 _JPEG, _PNG, _GIF, _BMP = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8", b"BM"
 _COLORSPACES = {1: "GRAY", 3: "RGB"}
 

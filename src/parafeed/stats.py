@@ -1,27 +1,19 @@
-"""The run-time context of an iterator tree: its merged options and its per-stage counters.
+"""Per-stage statistics of a running pipeline: counters, the bottleneck, and a table of them.
 
-``iter(ds)`` creates a :class:`Pipeline` and builds the iterator tree with it active; every step reads the options
-from it, and with ``Options(stats=True)`` every step's iterator is wrapped to count elements and time. Steps that
-create iterators while running (``flat_map``, ``interleave``, ``repeat`` ...) keep the pipeline and re-activate it.
-
-``iterator.stats()`` returns a :class:`StageStats` snapshot per step, and :func:`bottleneck` names the stage where
-the time goes.
+With ``Options(stats=True)`` every step's iterator is wrapped (:class:`StatsIterator`) to count its elements, bytes
+and time while the run's iterator tree is built (:class:`StatsCollector`). ``iterator.stats()`` returns a
+:class:`StageStats` snapshot per step, and :func:`bottleneck` names the stage where the time goes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from parafeed.options import Options
-
-_current: ContextVar[Pipeline | None] = ContextVar("parafeed_pipeline", default=None)
-_epochs: ContextVar[tuple] = ContextVar("parafeed_epochs", default=())
+from parafeed.iterator import DatasetIterator
 
 
 @dataclass
@@ -64,41 +56,18 @@ class StageStats:
         yield self
 
 
-class Pipeline:
-    """Options and stats of one iterator tree."""
+class StatsCollector:
+    """Builds the :class:`StageStats` tree of one run while its iterators are built (``Options(stats=True)``)."""
 
-    def __init__(self, options: Options):
-        self.options = options
-        self.collect = bool(options.resolve("stats"))
+    def __init__(self) -> None:
         self.root: StageStats | None = None
-        self.dataset: Any = None  # the dataset iterated
-        self.iterations: dict[int, int] = {}  # id(shuffle step) -> which iteration of that step this tree is
-        self.started = time.perf_counter()
-        self._ram: Any = None
-        self._building: list[list[StageStats]] | None = [[]] if self.collect else None
-
-    @property
-    def ram(self) -> Any:
-        """The pipeline's :class:`~parafeed.parallel.autotune.RamBudget`."""
-        if self._ram is None:
-            from parafeed.parallel.autotune import RamBudget
-
-            self._ram = RamBudget(self.options.budget)
-        return self._ram
-
-    @contextlib.contextmanager
-    def active(self) -> Iterator[Pipeline]:
-        token = _current.set(self)
-        try:
-            yield self
-        finally:
-            _current.reset(token)
+        self._building: list[list[StageStats]] | None = [[]]
 
     def wrap(self, dataset: Any, make: Any) -> Any:
-        """Build ``dataset``'s iterator with ``make()``, wrapped to collect stats while the tree is being built."""
-        if self._building is None:
+        """Build ``dataset``'s iterator with ``make()``, wrapped to count its elements and time."""
+        if self._building is None:  # an iterator built while running (a repeat's next pass): not a new stage
             return make()
-        stage = StageStats(dataset._name or type(dataset).__name__.removesuffix("Dataset") or "Dataset")
+        stage = StageStats(dataset.name or type(dataset).__name__.removesuffix("Dataset") or "Dataset")
         self._building.append([])
         try:
             it = make()
@@ -122,34 +91,6 @@ class Pipeline:
         return list(self.root.walk()) if self.root else []
 
 
-def current_pipeline() -> Pipeline | None:
-    return _current.get()
-
-
-def current_epochs() -> tuple:
-    """The epochs of the ``repeat`` steps (outermost first) that the iterator being built belongs to."""
-    return _epochs.get()
-
-
-@contextlib.contextmanager
-def epochs_scope(epochs: tuple) -> Iterator[None]:
-    token = _epochs.set(epochs)
-    try:
-        yield
-    finally:
-        _epochs.reset(token)
-
-
-def current_options() -> Options:
-    pipeline = _current.get()
-    return pipeline.options if pipeline is not None else Options()
-
-
-def resolve_deterministic(value: bool | None) -> bool:
-    """A step's ``deterministic`` argument, or the pipeline's default when it is None."""
-    return current_options().resolve("deterministic") if value is None else value
-
-
 def element_bytes(element: Any) -> int:
     """The bytes an element holds (array data and byte strings)."""
     from parafeed.structure import flatten
@@ -160,17 +101,14 @@ def element_bytes(element: Any) -> int:
     return total
 
 
-class StatsIterator:
-    """Counts the elements, bytes and time of the iterator it wraps."""
+class StatsIterator(DatasetIterator):
+    """Counts the elements, bytes and time of the iterator it wraps; otherwise it is that iterator (same step name
+    and state)."""
 
-    _pipeline: Pipeline | None = None  # set when this is the root of the tree
-
-    def __init__(self, inner: Any, stage: StageStats):
+    def __init__(self, inner: DatasetIterator, stage: StageStats):
+        super().__init__(inner)
         self._inner = inner
         self._stage = stage
-
-    def __iter__(self) -> StatsIterator:
-        return self
 
     def __next__(self) -> Any:
         start = time.perf_counter()
@@ -185,25 +123,14 @@ class StatsIterator:
     def skip(self, n: int) -> int:
         return self._inner.skip(n)
 
-    def get_state(self) -> dict:
-        from parafeed.checkpoint import with_seeds
+    def _step_name(self) -> str:
+        return self._inner._step_name()
 
-        return with_seeds(self._pipeline, self._inner.get_state())
+    def _get_state(self) -> dict:
+        return self._inner._get_state()
 
-    def set_state(self, state: dict) -> None:
-        from parafeed.checkpoint import restore_seeds
-
-        restore_seeds(self._pipeline, state)
-        self._inner.set_state(state)
-
-    def stats(self) -> list[StageStats]:
-        return self._pipeline.stages() if self._pipeline is not None else []
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    def _set_state(self, state: dict) -> None:
+        self._inner._set_state(state)
 
 
 def bottleneck(stages: list[StageStats]) -> StageStats | None:

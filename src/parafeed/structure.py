@@ -87,9 +87,9 @@ def pack_as(structure: Any, flat: Sequence[Any]) -> Any:
     try:
         packed = build(structure)
     except StopIteration:
-        raise ValueError(f"pack_as: too few leaves ({len(flat)}) for structure {structure!r}") from None
+        raise InvalidArgumentError(f"pack_as: too few leaves ({len(flat)}) for structure {structure!r}") from None
     if next(it, _END) is not _END:
-        raise ValueError(f"pack_as: too many leaves ({len(flat)}) for structure {structure!r}")
+        raise InvalidArgumentError(f"pack_as: too many leaves ({len(flat)}) for structure {structure!r}")
     return packed
 
 
@@ -122,7 +122,7 @@ def map_structure(fn: Callable, *structures: Any) -> Any:
     first = structures[0]
     for other in structures[1:]:
         if not same_structure(first, other, check_types=False):
-            raise ValueError(f"map_structure: structures differ: {first!r} vs {other!r}")
+            raise InvalidArgumentError(f"map_structure: structures differ: {first!r} vs {other!r}")
     flats = [flatten(s) for s in structures]
     return pack_as(first, [fn(*leaves) for leaves in zip(*flats)])
 
@@ -132,7 +132,7 @@ def map_structure_up_to(shallow: Any, fn: Callable, deep: Any) -> Any:
     if not isinstance(shallow, (tuple, dict)):
         return fn(deep)
     if not same_structure(shallow, deep, check_types=False) and not _same_top(shallow, deep):
-        raise ValueError(f"structure {deep!r} does not match {shallow!r}")
+        raise InvalidArgumentError(f"structure {deep!r} does not match {shallow!r}")
     return _rebuild(shallow, [map_structure_up_to(s, fn, d) for s, d in zip(_children(shallow), _children(deep))])
 
 
@@ -326,17 +326,6 @@ def most_specific_compatible_spec(a: Any, b: Any) -> Any:
         return x
 
     return map_structure(merge, a, b)
-
-
-def relax_dims(spec: Any, keep_rank: bool = True) -> Any:
-    """The spec with every dimension unknown."""
-
-    def relax(s: Any) -> Any:
-        if isinstance(s, TensorSpec) and s.shape is not None:
-            return TensorSpec((None,) * len(s.shape) if keep_rank else None, s.dtype)
-        return s
-
-    return map_structure(relax, spec)
 
 
 def batch_spec(spec: Any, batch_size: int | None) -> Any:

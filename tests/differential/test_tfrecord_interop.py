@@ -68,7 +68,8 @@ def test_multi_file_parallel_reads_match_tf_data(tmp_path):
 
 
 def test_tensorflow_reads_converted_image_shards(tmp_path):
-    from parafeed.convert import convert, manifest_files
+    from parafeed.io.manifest import manifest_files
+    from parafeed.tools.convert import convert
     from tests.test_convert import make_images
 
     make_images(tmp_path / "src", [3, 4])

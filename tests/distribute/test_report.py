@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed import cli
-from parafeed.convert import convert
 from parafeed.errors import InvalidArgumentError
+from parafeed.tools import cli
+from parafeed.tools.convert import convert
 from tests.distribute.test_sharding import write_files
 from tests.test_convert import make_images
 

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import parafeed as pf
-import parafeed.convert
+import parafeed.io.manifest
+import parafeed.tools.convert
 from parafeed.errors import InvalidArgumentError
 
 SPEC = {"id": pf.io.FixedLenFeature([], "int64"), "label": pf.io.FixedLenFeature([], "int64")}
@@ -135,8 +136,8 @@ def test_label_balance_uses_the_convert_manifest(tmp_path):
     from tests.test_convert import make_images
 
     make_images(tmp_path / "src", [5, 9, 2])
-    pf.convert.convert(str(tmp_path / "src"), str(tmp_path / "out"), 3, workers=1)
-    files = pf.convert.manifest_files(pf.convert.read_manifest(str(tmp_path / "out")))
+    parafeed.tools.convert.convert(str(tmp_path / "src"), str(tmp_path / "out"), 3, workers=1)
+    files = parafeed.io.manifest.manifest_files(parafeed.io.manifest.read_manifest(str(tmp_path / "out")))
     labels = pf.distribute.record_labels(files)
     assert sorted(np.concatenate(labels).tolist()) == [0] * 5 + [1] * 9 + [2] * 2
     ds = pf.TFRecordDataset(files).distribute(2, 0, balance="labels")

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from parafeed import graph
+from parafeed.checkpoint import Epochs, save_state
 from parafeed.dataset import UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError, StateError
 from parafeed.structure import STRING, TensorSpec, map_structure
@@ -36,7 +38,7 @@ def tf_signature(ds: Dataset) -> Any:
     """
     import tensorflow as tf
 
-    exact = ds._static_shapes() or _batched_here(ds)
+    exact = graph.static_shapes(ds) or graph.batching_step(ds) is not None
 
     def convert(spec: Any) -> Any:
         if not isinstance(spec, TensorSpec):
@@ -49,25 +51,13 @@ def tf_signature(ds: Dataset) -> Any:
     return map_structure(convert, ds.element_spec)
 
 
-def _batched_here(ds: Dataset) -> bool:
-    """Whether ``ds``'s elements are made by a batching step (through steps that pass elements on unchanged)."""
-    from parafeed.dataset import PassThroughDataset
-    from parafeed.distribute.balance import EqualStepsDataset
-    from parafeed.ops.batch import BatchDataset
-    from parafeed.ops.padded_batch import PaddedBatchDataset
-
-    while isinstance(ds, PassThroughDataset):
-        ds = ds._parents[0]
-    return isinstance(ds, (BatchDataset, PaddedBatchDataset, EqualStepsDataset))
-
-
 def to_tf(ds: Dataset, output_signature: Any = None) -> Any:
     """A ``tf.data.Dataset`` producing ``ds``'s elements (a new parafeed iterator each time TensorFlow iterates it).
 
     Example:
         >>> model.fit(pf.TFRecordDataset(files).map(parse).batch(64).prefetch(pf.AUTOTUNE).to_tf(), epochs=5)
     """
-    return _from_generator(lambda: _elements(ds), output_signature or tf_signature(ds), ds._cardinality())
+    return _from_generator(lambda: _elements(ds), output_signature or tf_signature(ds), int(ds.cardinality()))
 
 
 def _elements(ds: Dataset) -> Iterator[Any]:
@@ -84,51 +74,50 @@ class CheckpointedFeed:
 
     ``feed.dataset`` is the ``tf.data.Dataset`` to fit on and ``feed.callback`` the Keras callback that writes the
     state (JSON) to ``path`` every ``save_freq`` steps or at every epoch's end (``"epoch"``). When ``path`` exists
-    the feed starts from it.
+    the feed starts from it, and the epochs after it shuffle as the uninterrupted run's would have.
 
     Example:
         >>> feed = pf.adapters.tf.CheckpointedFeed(ds, "ckpt/loader.json", save_freq=100)
         >>> model.fit(feed.dataset, epochs=5, initial_epoch=feed.epoch, callbacks=[feed.callback, model_checkpoint])
     """
 
+    KEPT_STATES = 64  # positions kept per epoch: TensorFlow reads at most a few batches ahead of training
+
     def __init__(self, ds: Dataset, path: str, save_freq: int | str = "epoch", output_signature: Any = None):
         if save_freq != "epoch" and (not isinstance(save_freq, int) or save_freq <= 0):
-            raise ValueError(f"CheckpointedFeed(): `save_freq` must be 'epoch' or an int > 0, got {save_freq!r}")
+            raise InvalidArgumentError(
+                f"CheckpointedFeed(): `save_freq` must be 'epoch' or an int > 0, got {save_freq!r}"
+            )
         self._ds, self._path, self._save_freq = ds, path, save_freq
-        self._saved = _read_json(path)
-        self.epoch = self._saved["epoch"] if self._saved else 0  # the epoch to resume in (``initial_epoch``)
+        saved = _read_json(path) or {}
+        self.epoch = saved.get("epoch", 0)  # the epoch to resume in (``initial_epoch``)
+        self._epochs = Epochs(ds, saved.get("state"), saved.get("run"))
         self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
-        self._steps = 0
+        self._ended = False
         self.dataset = _from_generator(self._elements, output_signature or tf_signature(ds), UNKNOWN)
         self.callback = _feed_callback(self)
 
     def _elements(self) -> Iterator[Any]:
-        from parafeed.checkpoint import restore_next_seeds
-        from parafeed.distribute.resume import resume, save_state
-
-        saved, self._saved = self._saved, None
-        if saved is not None and saved["state"] is None:  # saved at an epoch's end: a new epoch, same shuffles
-            restore_next_seeds(self._ds, saved["seeds"])
-        it = resume(self._ds, saved["state"]) if saved is not None and saved["state"] else iter(self._ds)
-        self._states, self._ended, step = {}, False, 0
+        it = self._epochs.next()
+        self._states = states = {0: save_state(it, 0)}
+        self._ended, step = False, 0
         try:
             while True:
-                self._states[step] = save_state(it, step)
-                self._states.pop(step - 64, None)
                 try:
                     x = next(it)
                 except StopIteration:
                     self._ended = True
                     return
                 step += 1
+                # the position after this batch is kept before TensorFlow can train on the batch
+                states[step] = save_state(it, step)
+                states.pop(step - self.KEPT_STATES, None)
                 yield x
         finally:
             it.close()
 
     def _write(self, epoch: int, state: dict | None) -> None:
-        from parafeed.checkpoint import next_seeds
-
-        data = {"epoch": epoch, "state": state, "seeds": next_seeds(self._ds)}
+        data = {"epoch": epoch, "state": state, "run": self._epochs.upcoming()}
         tmp = f"{self._path}.tmp"
         with open(tmp, "w") as f:
             json.dump(data, f)
@@ -201,13 +190,15 @@ class FeedStats:
 
 def dataset_fn(
     make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
-    repeat: bool = False, stats: FeedStats | None = None,
+    repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | None = None,
 ) -> Callable[[Any], Any]:  # fmt: skip
     """A function for ``strategy.distribute_datasets_from_function``: for the worker's ``tf.distribute.InputContext``
     it builds ``make_pipeline(num_replicas, replica_id, batch_size)`` for each of the worker's replicas (global
     replica ids; ``batch_size`` is the per-replica share of ``global_batch_size``, or None) and interleaves their
     batches so that replica ``r`` receives its own pipeline's. ``repeat`` repeats the epochs (what ``tf_keras`` needs
-    with ``steps_per_epoch``); ``stats`` (a :class:`FeedStats`) measures how long TensorFlow waited for batches.
+    with ``steps_per_epoch``); ``stats`` (a :class:`FeedStats`) measures how long TensorFlow waited for batches;
+    ``resume_from`` (a state from ``pf.distribute.save_state`` on any replica) makes the first epoch go on from it,
+    on any number of replicas (see ``pf.distribute.resume``), and the later ones follow as they would have.
     """
 
     def fn(input_context: Any) -> Any:
@@ -220,9 +211,10 @@ def dataset_fn(
         ids = range(worker * per_worker, (worker + 1) * per_worker)
         pipelines = [_checked(make_pipeline(replicas, r, batch), r) for r in ids]
         _check_counts(pipelines, list(ids))
+        epochs = [Epochs(p, resume_from) for p in pipelines]
         # the count stays unknown: TensorFlow would report this worker's element count (steps x local replicas)
         # as the distributed dataset's cardinality, which Keras takes for the number of steps
-        out = _from_generator(lambda: _lockstep(pipelines, list(ids), stats), _common_signature(pipelines), UNKNOWN)
+        out = _from_generator(lambda: _lockstep(epochs, list(ids), stats), _common_signature(pipelines), UNKNOWN)
         return out.repeat() if repeat else out
 
     return fn
@@ -230,7 +222,7 @@ def dataset_fn(
 
 def distribute(
     strategy: Any, make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
-    repeat: bool = False, stats: FeedStats | None = None,
+    repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | None = None,
 ) -> Any:  # fmt: skip
     """A ``tf.distribute.DistributedDataset`` in which every replica of ``strategy`` reads its own parafeed pipeline,
     ``make_pipeline(num_replicas, replica_id, batch_size)`` (see :func:`dataset_fn`).
@@ -242,7 +234,8 @@ def distribute(
         ...             .equal_steps().prefetch(pf.AUTOTUNE))
         >>> model.fit(pf.adapters.tf.distribute(strategy, make, global_batch_size=64), epochs=5)
     """
-    return strategy.distribute_datasets_from_function(dataset_fn(make_pipeline, global_batch_size, repeat, stats))
+    fn = dataset_fn(make_pipeline, global_batch_size, repeat, stats, resume_from)
+    return strategy.distribute_datasets_from_function(fn)
 
 
 def _checked(ds: Any, replica_id: int) -> Dataset:
@@ -256,8 +249,8 @@ def _checked(ds: Any, replica_id: int) -> Dataset:
 def _check_counts(pipelines: list[Dataset], ids: list[int]) -> None:
     """Uneven batch counts hang or break a synchronous strategy at the end of an epoch: refuse them when known, for
     this worker's replicas and, from ``distribute``'s plan, for all replicas of every worker."""
-    local = [p._cardinality() for p in pipelines]
-    everywhere = pipelines[0]._replica_counts()
+    local = [int(p.cardinality()) for p in pipelines]
+    everywhere = graph.replica_counts(pipelines[0])
     for what, counts in ((f"replicas {ids}", local), ("all replicas", everywhere)):
         if counts is not None and all(c >= 0 for c in counts) and len(set(counts)) > 1:
             raise InvalidArgumentError(
@@ -277,9 +270,9 @@ def _common_signature(pipelines: list[Dataset]) -> Any:
     return signatures[0]
 
 
-def _lockstep(pipelines: list[Dataset], ids: list[int], stats: FeedStats | None) -> Iterator[Any]:
+def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None) -> Iterator[Any]:
     """One batch of each pipeline in turn, until all end together (else a clear error, not a hung strategy)."""
-    iterators = [iter(p) for p in pipelines]
+    iterators = [e.next() for e in epochs]
     step = 0
     try:
         while True:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from parafeed.checkpoint import Epochs, save_state
 from parafeed.dataset import Dataset
 from parafeed.structure import STRING, map_structure
 
@@ -56,14 +57,11 @@ def to_torch(ds: Dataset, distribute: bool = False, **distribute_args: Any) -> A
             self.dataset = ds
             self._it: Any = None
             self._steps = 0
-            self._resume: dict | None = None
+            self._epochs = Epochs(ds)
 
         def __iter__(self) -> Any:
-            from parafeed.distribute.resume import resume
-
-            state, self._resume = self._resume, None
-            it = iter(self.dataset) if state is None else resume(self.dataset, state)
-            self._it, self._steps = it, 0
+            it = self._it = self._epochs.next()
+            self._steps = 0
             try:
                 for element in it:
                     self._steps += 1
@@ -73,16 +71,19 @@ def to_torch(ds: Dataset, distribute: bool = False, **distribute_args: Any) -> A
                 it.close()
 
         def state_dict(self) -> dict:
-            """The position of the pass in progress (elements handed out so far), JSON-serialisable; an empty
-            dict between passes."""
-            from parafeed.distribute.resume import save_state
-
-            return {} if self._it is None else save_state(self._it, self._steps)
+            """The position of the pass in progress (elements handed out so far), JSON-serialisable; between
+            passes, how the next one starts."""
+            if self._it is None:
+                run = self._epochs.upcoming()
+                return {} if run is None else {"run": run}
+            return save_state(self._it, self._steps)
 
         def load_state_dict(self, state: dict) -> None:
-            """Make the next pass go on from ``state``; with another world size, build the pipeline with
-            ``distribute(..., start=state["samples"])`` (an elastic resume, see ``pf.distribute.resume``)."""
-            self._resume = state or None
+            """Make the next pass go on from ``state`` to the end of its epoch, on this or any other world size
+            (see ``pf.distribute.resume``); the passes after it are whole epochs again, shuffled as the
+            uninterrupted run's would have been."""
+            state = state or {}
+            self._epochs = Epochs(self.dataset, None if "run" in state else state, state.get("run"))
 
         def __len__(self) -> int:
             return len(self.dataset)

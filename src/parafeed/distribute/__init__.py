@@ -4,10 +4,17 @@ Most users write one line: ``ds.distribute(num_replicas, replica_id)`` (or with 
 ``torch.distributed`` / ``TF_CONFIG``), then ``.batch(...).equal_steps()``. See ``docs/distribution.md``.
 """
 
+from parafeed.checkpoint.runs import resume, samples_per_step, save_state
 from parafeed.distribute.balance import EQUAL_STEPS_POLICIES, count_batches, deal
 from parafeed.distribute.report import BalanceReport, plan_labels, report
-from parafeed.distribute.resume import resume, samples_per_step, save_state
-from parafeed.distribute.sharding import POLICIES, ShardPlan, record_labels, replica_context, shard_for_replica
+from parafeed.distribute.sharding import (
+    POLICIES,
+    ShardPlan,
+    record_labels,
+    replica_context,
+    replica_counts,
+    shard_for_replica,
+)
 from parafeed.distribute.speed import SpeedBalancer, loss_scale, weighted_batch, weighted_sizes
 
 __all__ = [
@@ -22,6 +29,7 @@ __all__ = [
     "plan_labels",
     "record_labels",
     "replica_context",
+    "replica_counts",
     "report",
     "resume",
     "samples_per_step",

@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.checkpoint import position, snapshot
-from parafeed.dataset import INFINITE, Dataset, iterate_in, iteration_context
+from parafeed import graph
+from parafeed.checkpoint.positions import position, snapshot
+from parafeed.dataset import INFINITE, Dataset
 from parafeed.errors import InvalidArgumentError
-from parafeed.iterator import DatasetIterator
+from parafeed.graph import BATCHING
+from parafeed.iterator import DatasetIterator, build_in, current_scope
 from parafeed.structure import TensorSpec, flatten, is_nested, map_structure
 
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")
@@ -47,7 +49,13 @@ def deal(labels: Sequence[int] | None, parts: int, seed: int, n: int | None = No
 
 
 class EqualStepsDataset(Dataset):
-    """Exactly ``steps`` batches per epoch on every replica (see the module docs for the policies)."""
+    """Exactly ``steps`` batches per epoch on every replica (see the module docs for the policies).
+
+    A pass resumed on another number of replicas (``pf.distribute.resume``) runs the steps left in its epoch: counted
+    from the replicas' shares of the rest of the global order, or ``steps`` minus the steps taken before.
+    """
+
+    kind = BATCHING
 
     def __init__(self, parent: Dataset, policy: str = "pad", steps: int | None = None, name: str | None = None):
         super().__init__((parent,), name=name)
@@ -55,50 +63,48 @@ class EqualStepsDataset(Dataset):
             raise InvalidArgumentError(f"equal_steps(): `policy` must be one of {EQUAL_STEPS_POLICIES}, got {policy!r}")
         self._policy = policy
         counts = parent._replica_counts()
-        if steps is None:
-            if counts is None:
-                raise InvalidArgumentError(
-                    "equal_steps(): the number of batches of every replica is not known here (a step such as "
-                    "filter, interleave or group_by_window changes counts in ways only a full pass reveals). Pass "
-                    "`steps=` (the same on every replica), e.g. max(pf.distribute.count_batches(make_pipeline, "
-                    "num_replicas)) for policy 'pad' or 'repeat', min(...) for 'drop'."
-                )
-            steps = min(counts) if policy == "drop" else max(counts)
-        if not isinstance(steps, int) or steps < 0:
+        if steps is None and counts is None:
+            raise InvalidArgumentError(
+                "equal_steps(): the number of batches of every replica is not known here (a step such as "
+                "filter, interleave or group_by_window changes counts in ways only a full pass reveals). Pass "
+                "`steps=` (the same on every replica), e.g. max(pf.distribute.count_batches(make_pipeline, "
+                "num_replicas)) for policy 'pad' or 'repeat', min(...) for 'drop'."
+            )
+        if steps is not None and (not isinstance(steps, int) or steps < 0):
             raise InvalidArgumentError(f"equal_steps(): `steps` must be an int >= 0, got {steps!r}")
-        self._steps = steps
+        self._given_steps = steps
+        self._steps = self._steps_from(counts, 0)
         self._num_replicas = len(counts) if counts is not None else None
+        batching = graph.batching_step(parent)
+        self.batch_size = batching.batch_size if batching is not None else None
+
+    def _steps_from(self, counts: list[int] | None, steps_taken: int) -> int:
+        if self._given_steps is not None:
+            return max(0, self._given_steps - steps_taken)
+        return min(counts) if self._policy == "drop" else max(counts)  # type: ignore[arg-type]
 
     def _make_iterator(self) -> DatasetIterator:
-        return _EqualStepsIterator(self._parents[0], self._steps, self._policy, _batch_size(self._parents[0]))
+        steps, run = self._steps, current_scope().run
+        if run is not None and run.start and current_scope().top_level:  # the rest of an epoch, on other replicas
+            steps = self._steps_from(self._parents[0]._replica_counts(run.start), run.resumed.steps)
+        return _EqualStepsIterator(self._parents[0], steps, self._policy, self.batch_size or 0)
 
     def _element_spec(self) -> Any:
         spec = self._parents[0].element_spec
         if self._policy != "pad":
             return spec
-        rows = _batch_size(self._parents[0]) or None  # padding makes every batch full when the batch size is known
+        rows = self.batch_size  # padding makes every batch full when the batch size is known
         spec = map_structure(lambda s: TensorSpec((rows, *s.shape[1:]), s.dtype) if s.shape else s, spec)
         return with_weights(spec, TensorSpec((rows,), np.float32))
 
     def _cardinality(self) -> int:
         return self._steps
 
-    def _replica_counts(self) -> list[int] | None:
-        return None if self._num_replicas is None else [self._steps] * self._num_replicas
-
-
-def _batch_size(ds: Dataset) -> int:
-    """The batch size of the ``batch`` step under ``ds`` (through count-preserving steps), or 0 if none."""
-    from parafeed.ops.batch import BatchDataset
-    from parafeed.ops.padded_batch import PaddedBatchDataset
-
-    node = ds
-    while True:
-        if isinstance(node, (BatchDataset, PaddedBatchDataset)):
-            return node._batch_size
-        if not (node._count_preserving and len(node._parents) == 1):
-            return 0
-        node = node._parents[0]
+    def _replica_counts(self, start: int = 0) -> list[int] | None:
+        if self._num_replicas is None:
+            return None
+        steps = self._steps if not start else self._steps_from(self._parents[0]._replica_counts(start), 0)
+        return [steps] * self._num_replicas
 
 
 def count_batches(make_pipeline: Callable[[int, int], Dataset], num_replicas: int) -> list[int]:
@@ -150,7 +156,7 @@ class _EqualStepsIterator(DatasetIterator):
     def __init__(self, dataset: Dataset, steps: int, policy: str, batch_size: int):
         super().__init__()
         self._dataset = dataset
-        self._context = iteration_context()
+        self._scope = current_scope()
         self._it: DatasetIterator | None = dataset._iter()
         self._left = steps
         self._policy = policy
@@ -191,7 +197,7 @@ class _EqualStepsIterator(DatasetIterator):
                 self._it = None
         if self._policy == "repeat":
             self._passes += 1
-            self._it = iterate_in(self._context, self._dataset, self._passes)
+            self._it = build_in(self._scope, self._dataset, self._passes)
             try:
                 return next(self._it)
             except StopIteration:
@@ -222,14 +228,14 @@ class _EqualStepsIterator(DatasetIterator):
         self._left, self._batch_size = int(state["left"]), int(state["batch_size"])
         self._passes = int(state["passes"])
         if state["last"] is not None:  # read the last batch again: a replica that ran out pads with its rows
-            it = iterate_in(self._context, self._dataset, self._passes or None)
+            it = build_in(self._scope, self._dataset, self._passes or None)
             try:
                 it.set_state(state["last"])
                 self._last, self._at = (_pad_rows(next(it), self._batch_size),), (state["last"], None)
             finally:
                 it.close()
         if state["current"] is not None:
-            self._it = iterate_in(self._context, self._dataset, self._passes or None)
+            self._it = build_in(self._scope, self._dataset, self._passes or None)
             self._it.set_state(state["current"])
 
     def close(self) -> None:

@@ -4,8 +4,8 @@
 
 * ``FILE``: the reader's files are split between replicas (``files[replica_id::num_replicas]``), so each replica
   reads only its files. With fewer files than replicas it falls back to ``RECORD`` with a warning.
-* ``RECORD``: every ``num_replicas``-th record of the reader, from ``replica_id``: each replica reads only its
-  records (TFRecord files seek past the others with their index).
+* ``RECORD``: every ``num_replicas``-th record, from ``replica_id``: each replica reads only its records (TFRecord
+  files seek past the others with their index).
 * ``DATA``: every ``num_replicas``-th element of the pipeline's output (before its final ``batch``), as tf.data's
   DATA policy; the shard is moved down through one-to-one steps (deterministic ``map``, ``prefetch``) towards the
   source, so work before it is done once, not on every replica.
@@ -16,14 +16,16 @@
 ``num_replicas`` / ``replica_id`` default to a TF ``InputContext`` given as ``input_context``, then to
 ``torch.distributed`` when it is initialised, then to ``TF_CONFIG``'s worker count and index.
 
-The shard point records how many elements every replica gets when that can be known (file record counts, or the
-cardinality); :meth:`Dataset._replica_counts` carries those counts through count-preserving steps and ``batch``, which
-is what lets ``equal_steps`` give every replica the same number of batches.
+With RECORD and DATA, replica ``r`` takes elements ``r, r + n, ...`` of one global order: the input's order up to
+the split, a seeded shuffle included (under RECORD every replica computes the shuffled order of positions from the
+record count and reads its own records by seeking). The shard point records how many elements every replica gets
+when that can be known (file record counts, or the cardinality); :func:`replica_counts` carries those counts through
+count-preserving steps and ``batch``, which is what lets ``equal_steps`` give every replica the same number of
+batches.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
@@ -32,9 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import Dataset, PassThroughDataset
+from parafeed import graph
+from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.errors import InvalidArgumentError
-from parafeed.iterator import DatasetIterator
+from parafeed.graph import BATCHING, MANY_TO_MANY, ONE_TO_ONE
+from parafeed.iterator import DatasetIterator, current_scope
+from parafeed.ops.shuffle import ShuffleDataset
+from parafeed.sources.files import FileReaderDataset
+from parafeed.sources.memory import TensorSlicesDataset
+from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
 
 log = logging.getLogger("parafeed")
 
@@ -52,7 +60,14 @@ class ShardPlan:
     files: list[list[str]] | None = None  # files per replica (FILE)
     labels: list[np.ndarray] | None = None  # the labels of every replica's records (balance="labels")
     notes: list[str] = field(default_factory=list)
-    start: int = 0  # samples of the global order consumed before (an elastic resume begins after them)
+    total: int | None = None  # elements of the global order (RECORD and DATA), when known
+    global_order: bool = False  # replica r takes elements r, r + n, ... of one order (a resume on other replicas)
+
+    def counts_from(self, start: int) -> list[int] | None:
+        """Every replica's element count in a pass that begins ``start`` elements into the global order."""
+        if not start:
+            return self.counts
+        return None if self.total is None else _round_robin(max(0, self.total - start), self.num_replicas)
 
 
 def replica_context(
@@ -96,12 +111,17 @@ def _from_environment() -> tuple[int, int]:
 
 class ReplicaShardDataset(PassThroughDataset):
     """This replica's share of its input: every ``num_replicas``-th element from ``replica_id`` (or, with
-    ``split=False``, the input as is, already split by file). Knows every replica's element count when it can."""
+    ``split=False``, the input as is, already this replica's share). Knows every replica's element count when it can.
+
+    A resumed pass (``pf.distribute.resume`` on another replica count) begins the split ``run.start`` elements into
+    its input; other passes begin at the start.
+    """
 
     def __init__(self, parent: Dataset, plan: ShardPlan, split: bool = True):
         super().__init__(parent)
         self.plan = plan
         self._split = split
+        self.kind = MANY_TO_MANY if split else ONE_TO_ONE
 
     def _make_iterator(self) -> DatasetIterator:
         parent = self._parent._iter()
@@ -109,21 +129,23 @@ class ReplicaShardDataset(PassThroughDataset):
             return parent
         from parafeed.ops.shard import ShardIterator
 
-        return ShardIterator(parent, self.plan.num_replicas, self.plan.start + self.plan.replica_id)
+        scope = current_scope()
+        start = scope.run.start if scope.run is not None and scope.top_level else 0
+        return ShardIterator(parent, self.plan.num_replicas, start + self.plan.replica_id)
 
     def _cardinality(self) -> int:
         if self.plan.counts is not None:
             return self.plan.counts[self.plan.replica_id]
-        return self._parent._cardinality() if not self._split else -2
+        return self._parent._cardinality() if not self._split else UNKNOWN
 
-    def _replica_counts(self) -> list[int] | None:
-        return self.plan.counts
+    def _replica_counts(self, start: int = 0) -> list[int] | None:
+        return self.plan.counts_from(start)
 
 
 class DistributedDataset(PassThroughDataset):
     """One replica's pipeline; ``plan`` tells how the data was split."""
 
-    _count_preserving = True
+    kind = ONE_TO_ONE
 
     def __init__(self, parent: Dataset, plan: ShardPlan):
         super().__init__(parent)
@@ -133,66 +155,20 @@ class DistributedDataset(PassThroughDataset):
         return self._parent._iter()
 
 
-def _with_parents(node: Dataset, parents: tuple[Dataset, ...]) -> Dataset:
-    """A copy of ``node`` reading from other parents."""
-    if parents == node._parents:
-        return node
-    clone = copy.copy(node)
-    clone._parents = parents
-    if hasattr(clone, "_structure"):  # zip: the structure of datasets follows its parents
-        from parafeed.structure import pack_as
-
-        clone._structure = pack_as(clone._structure, list(parents))
-    if hasattr(clone, "_process_pool"):  # a map's worker processes belong to the original step
-        clone._process_pool = None
-    return clone
-
-
-def _replace(root: Dataset, target: Dataset, replacement: Dataset) -> Dataset:
-    """``root`` with the node ``target`` replaced, copying the nodes on the way down to it."""
-    if root is target:
-        return replacement
-    parents = tuple(_replace(p, target, replacement) for p in root._parents)
-    return _with_parents(root, parents)
-
-
-def _nodes(root: Dataset) -> list[Dataset]:
-    """Every node of the pipeline, readers included but not their insides (their file lists)."""
-    from parafeed.readers import FileReaderDataset
-
-    out, stack, seen = [], [root], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        out.append(node)
-        if not isinstance(node, FileReaderDataset):
-            stack.extend(node._parents)
-    return out
-
-
-def _readers(root: Dataset) -> list[Any]:
-    from parafeed.readers import FileReaderDataset
-
-    return [n for n in _nodes(root) if isinstance(n, FileReaderDataset)]
-
-
-def _sources(root: Dataset) -> list[Dataset]:
-    """The nodes data comes from: readers and nodes without inputs."""
-    from parafeed.readers import FileReaderDataset
-
-    return [n for n in _nodes(root) if isinstance(n, FileReaderDataset) or not n._parents]
-
-
 def _round_robin(total: int, n: int) -> list[int]:
     return [total // n + (1 if r < total % n else 0) for r in range(n)]
+
+
+def replica_counts(ds: Dataset) -> list[int] | None:
+    """How many elements every replica's pipeline yields per epoch, as ``distribute``'s split makes known (through
+    count-preserving steps and batching); None when a step such as ``filter`` makes it unknowable."""
+    return graph.replica_counts(ds)
 
 
 def shard_for_replica(
     ds: Dataset, num_replicas: int | None = None, replica_id: int | None = None, policy: str = "AUTO",
     input_context: Any = None, balance: str | None = None, label: str | int = "label", label_fn: Any = None,
-    seed: int = 0, start: int = 0,
+    seed: int = 0,
 ) -> DistributedDataset:  # fmt: skip
     """The pipeline ``ds`` for one replica, split by ``policy`` (see the module docs)."""
     policy = str(policy).upper()
@@ -200,25 +176,17 @@ def shard_for_replica(
         raise InvalidArgumentError(f"distribute(): `policy` must be one of {POLICIES}, got {policy!r}")
     if balance not in (None, "labels"):
         raise InvalidArgumentError(f"distribute(): `balance` must be None or 'labels', got {balance!r}")
-    if not isinstance(start, (int, np.integer)) or start < 0:
-        raise InvalidArgumentError(f"distribute(): `start` must be an int >= 0, got {start!r}")
-    if start and (balance is not None or policy in ("FILE", "OFF")):
-        raise InvalidArgumentError(
-            "distribute(start=...): an elastic resume needs one global order dealt round-robin: use policy RECORD "
-            f"or DATA without balance (got policy={policy!r}, balance={balance!r})"
-        )
     n, r = replica_context(num_replicas, replica_id, input_context)
-    plan = ShardPlan(policy, n, r, start=int(start))
-    readers, sources = _readers(ds), _sources(ds)
+    plan = ShardPlan(policy, n, r)
+    readers = graph.find(ds, FileReaderDataset, into_sources=False)
+    sources = graph.sources(ds)
     reader = readers[0] if len(readers) == 1 and len(sources) == 1 else None
     files = reader.file_list() if reader is not None else None
     if balance == "labels":
-        from parafeed.ops.sources import TensorSlicesDataset
-
         plan.policy = "LABELS"
         if len(sources) == 1 and isinstance(sources[0], TensorSlicesDataset):
             return DistributedDataset(_shard_slices_by_labels(ds, sources[0], plan, label, label_fn, seed), plan)
-        if files is None or getattr(reader, "_compression", None) != "":
+        if files is None or not reader.indexed:
             raise InvalidArgumentError(
                 "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices) or a TFRecordDataset over "
                 "a fixed list of uncompressed files (its records are read by position)"
@@ -227,46 +195,50 @@ def shard_for_replica(
     if policy == "OFF":
         return DistributedDataset(ds, plan)
     if policy == "AUTO":
-        policy = "DATA" if files is None else "RECORD" if start else _file_or_record(reader, files, n, plan)
+        policy = "DATA" if files is None else _file_or_record(reader, files, n, plan)
     if policy in ("FILE", "RECORD") and files is None:
         raise InvalidArgumentError(
             f"distribute(): policy {policy} needs a pipeline that reads one fixed list of files (TFRecordDataset, "
             "TextLineDataset, CsvDataset); use DATA for other sources"
         )
     if policy == "FILE" and len(files) < n:
-        note = (f"distribute(): {len(files)} file(s) for {n} replicas: FILE sharding would starve replicas, "
-                "sharding by record instead")  # fmt: skip
-        log.warning(note)
-        plan.notes.append(note)
+        _note(
+            plan,
+            f"distribute(): {len(files)} file(s) for {n} replicas: FILE sharding would starve replicas, sharding by "
+            "record instead",
+        )
         policy = "RECORD"
     plan.policy = policy
     if policy == "FILE":
         return DistributedDataset(_shard_files(ds, reader, files, plan), plan)
     if policy == "RECORD":
-        return DistributedDataset(_shard_records(ds, reader, files, plan), plan)
+        return DistributedDataset(_shard_records(ds, reader, plan), plan)
     return DistributedDataset(_shard_data(ds, plan), plan)
 
 
-def _shard_files(ds: Dataset, reader: Any, files: list[str], plan: ShardPlan) -> Dataset:
-    from parafeed.ops.shuffle import ShuffleDataset
+def _note(plan: ShardPlan, note: str) -> None:
+    log.warning(note)
+    plan.notes.append(note)
 
+
+def _shard_files(ds: Dataset, reader: FileReaderDataset, files: list[str], plan: ShardPlan) -> Dataset:
     n, r = plan.num_replicas, plan.replica_id
     plan.files = [files[i::n] for i in range(n)]
-    mine = Dataset.from_tensor_slices([os.fsencode(f) for f in plan.files[r]])
-    if isinstance(reader._files, ShuffleDataset):  # shard before the file shuffle, so replicas never overlap
-        shuffle = reader._files
-        mine = mine.shuffle(max(1, len(plan.files[r])), seed=shuffle._seed, reshuffle_each_iteration=shuffle._reshuffle)
-    counts = _file_counts(reader, files)
+    mine: Dataset = TensorSlicesDataset(np.array([os.fsencode(f) for f in plan.files[r]], dtype=object))
+    names = reader.parents[0]
+    if isinstance(names, ShuffleDataset):  # shard before the file shuffle, so replicas never overlap
+        mine = names.with_parents(mine)
+    counts = reader.record_counts()
     plan.counts = None if counts is None else [sum(counts[i] for i in range(k, len(files), n)) for k in range(n)]
-    return _replace(ds, reader, ReplicaShardDataset(reader._with_files(mine), plan, split=False))
+    return graph.replace(ds, reader, ReplicaShardDataset(reader.with_parents(mine), plan, split=False))
 
 
-def _file_or_record(reader: Any, files: list[str], n: int, plan: ShardPlan) -> str:
+def _file_or_record(reader: FileReaderDataset, files: list[str], n: int, plan: ShardPlan) -> str:
     """AUTO's choice: FILE, unless there are fewer files than replicas or whole files would split the records
     unevenly (replica totals more than 10 % apart), then RECORD."""
     if len(files) < n:
         return "RECORD"
-    counts = _file_counts(reader, files)
+    counts = reader.record_counts()
     if counts is not None:
         totals = [sum(counts[i] for i in range(k, len(files), n)) for k in range(n)]
         if max(totals) > 1.1 * min(totals):
@@ -275,82 +247,109 @@ def _file_or_record(reader: Any, files: list[str], n: int, plan: ShardPlan) -> s
     return "FILE"
 
 
-def _file_counts(reader: Any, files: list[str]) -> list[int] | None:
-    try:
-        return [reader.record_count(f) for f in files]
-    except Exception as err:
-        log.warning("distribute(): could not count the records of the files (%s); equal_steps will need `steps`", err)
-        return None
+def _shard_records(ds: Dataset, reader: FileReaderDataset, plan: ShardPlan) -> Dataset:
+    """Every replica reads only its records of one global order: the reader's order, through the steps up to the
+    split. Seeded shuffles on the way are computed from the record count (every replica computes the same order)
+    and the replica reads its records of it by position; other steps keep the split at the reader."""
+    counts = reader.record_counts()
+    total = None if counts is None else sum(counts)
+    plan.total = total
+    plan.counts = None if total is None else _round_robin(total, plan.num_replicas)
+    names = reader.parents[0]
+    if isinstance(names, ShuffleDataset) and not names.seeded:  # replicas would read the files in different orders
+        _note(
+            plan,
+            "distribute(): RECORD split of files listed with an unseeded shuffle: the files are read in a fixed "
+            "order so that the replicas' shares are disjoint; give list_files a seed to shuffle them",
+        )
+        original, reader = reader, reader.with_parents(names.parents[0])
+        ds = graph.replace(ds, original, reader)
+    chain = _chain(ds, reader)  # the steps from the split down to the reader (None: not a single chain)
+    shuffles = [node for node in chain or () if isinstance(node, ShuffleDataset)]
+    ordered = chain is not None and all(n.kind == ONE_TO_ONE or (n in shuffles and n.seeded) for n in chain)
+    plan.global_order = ordered
+    if chain is not None and any(not s.seeded for s in shuffles):
+        _note(
+            plan,
+            "distribute(): RECORD split under a shuffle without a seed: each replica shuffles its own records, so "
+            "there is no global order to resume in on another number of replicas; give the shuffle a seed",
+        )
+    if not (ordered and shuffles):
+        return graph.replace(ds, reader, ReplicaShardDataset(reader, plan))
+    if not reader.indexed or counts is None:
+        raise InvalidArgumentError(
+            "distribute(policy='RECORD'): a seeded shuffle before the split is applied to the global order, which "
+            "needs the records read by position: uncompressed TFRecord files (or shard by DATA)"
+        )
+    node: Dataset = ShuffledShareDataset(reader, counts, shuffles[::-1], plan.num_replicas, plan.replica_id)
+    for step in reversed(chain):  # rebuild the one-to-one steps on this replica's records; the shuffles are done
+        if step not in shuffles:
+            node = step.with_parents(node)
+    return ReplicaShardDataset(node, plan, split=False)
 
 
-def _shard_records(ds: Dataset, reader: Any, files: list[str], plan: ShardPlan) -> Dataset:
-    counts = _file_counts(reader, files)
-    plan.counts = None if counts is None else _round_robin(max(0, sum(counts) - plan.start), plan.num_replicas)
-    return _replace(ds, reader, ReplicaShardDataset(reader, plan))
+def _chain(top: Dataset, bottom: Dataset) -> list[Dataset] | None:
+    """The nodes from ``top`` down to (not including) ``bottom`` when each has one parent; else None."""
+    chain, node = [], top
+    while node is not bottom:
+        if len(node.parents) != 1:
+            return None
+        chain.append(node)
+        node = node.parents[0]
+    return chain
 
 
 def _shard_data(ds: Dataset, plan: ShardPlan) -> Dataset:
-    from parafeed.ops.batch import BatchDataset
-    from parafeed.ops.padded_batch import PaddedBatchDataset
-    from parafeed.ops.shuffle import ShuffleDataset
-    from parafeed.readers import FileReaderDataset
-
     # the shard goes below the final batch (tf.data shards elements, not batches) ...
-    node = ds
-    while _one_to_one(node):
-        node = node._parents[0]
-    target = node._parents[0] if isinstance(node, (BatchDataset, PaddedBatchDataset)) else node
+    node = graph.down(ds, lambda n: n.kind == ONE_TO_ONE)
+    target = node.parents[0] if node.kind == BATCHING and len(node.parents) == 1 else node
     # ... and then down through one-to-one steps, so that the work they do is not repeated on every replica
-    while _one_to_one(target):
-        target = target._parents[0]
-    if any(isinstance(n, ShuffleDataset) and not n._seeded for n in _nodes(target)):
-        note = ("distribute(): DATA sharding after a shuffle without a seed: every replica shuffles differently, so "
-                "their shares overlap. Give the shuffle a seed, or shard by FILE or RECORD.")  # fmt: skip
-        log.warning(note)
-        plan.notes.append(note)
-    total = target._cardinality()
-    if total < 0 and isinstance(target, FileReaderDataset) and target.file_list() is not None:
-        counts = _file_counts(target, target.file_list())
-        total = -1 if counts is None else sum(counts)
-    plan.counts = _round_robin(max(0, total - plan.start), plan.num_replicas) if total >= 0 else None
-    return _replace(ds, target, ReplicaShardDataset(target, plan))
+    target = graph.down(target, lambda n: n.kind == ONE_TO_ONE)
+    plan.global_order = True
+    if any(not s.seeded for s in graph.find(target, ShuffleDataset)):
+        plan.global_order = False
+        _note(
+            plan,
+            "distribute(): DATA sharding after a shuffle without a seed: every replica shuffles differently, so "
+            "their shares overlap. Give the shuffle a seed, or shard by FILE or RECORD.",
+        )
+    total = graph.count(target)
+    plan.total = total if total >= 0 else None
+    plan.counts = _round_robin(total, plan.num_replicas) if total >= 0 else None
+    return graph.replace(ds, target, ReplicaShardDataset(target, plan))
 
 
 def _shard_by_labels(
-    ds: Dataset, reader: Any, files: list[str], plan: ShardPlan, label: Any, label_fn: Any, seed: int
+    ds: Dataset, reader: FileReaderDataset, files: list[str], plan: ShardPlan, label: Any, label_fn: Any, seed: int
 ) -> Dataset:
     from parafeed.distribute.balance import deal
-    from parafeed.readers import TFRecordSelectionDataset
 
     per_file = record_labels(files, label, label_fn)
     labels = np.concatenate(per_file) if per_file else np.zeros(0, np.int64)
     shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]
-    mine = TFRecordSelectionDataset(files, [len(x) for x in per_file], shares[plan.replica_id])
-    return _replace(ds, reader, ReplicaShardDataset(mine, plan, split=False))
+    mine = RecordsAtDataset(files, [len(x) for x in per_file], shares[plan.replica_id], name=reader.name)
+    return graph.replace(ds, reader, ReplicaShardDataset(mine, plan, split=False))
 
 
 def _shard_slices_by_labels(
-    ds: Dataset, source: Any, plan: ShardPlan, label: str | int, label_fn: Any, seed: int
+    ds: Dataset, source: TensorSlicesDataset, plan: ShardPlan, label: str | int, label_fn: Any, seed: int
 ) -> Dataset:
     from parafeed.distribute.balance import deal
-    from parafeed.ops.sources import TensorSlicesDataset
-    from parafeed.structure import pack_as
 
     labels = _slice_labels(source, label, label_fn)
     shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]
-    mine = shares[plan.replica_id]
-    rows = TensorSlicesDataset(pack_as(source._element, [a[mine] for a in source._flat]), name=source._name)
-    return _replace(ds, source, ReplicaShardDataset(rows, plan, split=False))
+    rows = source.take_rows(shares[plan.replica_id])
+    return graph.replace(ds, source, ReplicaShardDataset(rows, plan, split=False))
 
 
-def _slice_labels(source: Any, label: str | int, label_fn: Any) -> np.ndarray:
+def _slice_labels(source: TensorSlicesDataset, label: str | int, label_fn: Any) -> np.ndarray:
     """The class id of every element of a ``from_tensor_slices`` source: ``label_fn(element)`` (called like a map
     function), else its ``label`` entry (a dict key, or a tuple index; the second of a pair ``(x, y)`` by default)."""
-    element = source._element
+    element = source.tensors
     if label_fn is not None:
         from parafeed.functions import call
 
@@ -376,7 +375,7 @@ def _slice_labels(source: Any, label: str | int, label_fn: Any) -> np.ndarray:
 def record_labels(files: list[str], label: str = "label", label_fn: Any = None) -> list[np.ndarray]:
     """The label of every record of every file: from a ``parafeed convert`` manifest beside the files when there is
     one, else ``label_fn(record)``, else the tf.Example feature ``label`` read from each record."""
-    from parafeed.convert import manifest_labels
+    from parafeed.io.manifest import manifest_labels
 
     if label_fn is None:
         known = manifest_labels(files)
@@ -400,13 +399,3 @@ def record_labels(files: list[str], label: str = "label", label_fn: Any = None) 
             values = [] if parsed is None else parsed.values
         out.append(np.asarray(values, dtype=np.int64))
     return out
-
-
-def _one_to_one(node: Dataset) -> bool:
-    """Whether ``node`` gives exactly one output per input element, in order (sharding commutes with it)."""
-    from parafeed.ops.map import MapDataset
-    from parafeed.ops.prefetch import PrefetchDataset
-
-    if isinstance(node, MapDataset):
-        return node._deterministic is not False
-    return isinstance(node, PrefetchDataset) or (type(node) is PassThroughDataset and len(node._parents) == 1)

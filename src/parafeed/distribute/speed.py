@@ -26,6 +26,7 @@ import numpy as np
 from parafeed.dataset import Dataset
 from parafeed.distribute.balance import with_weights
 from parafeed.errors import CancelledError, InvalidArgumentError
+from parafeed.graph import BATCHING
 from parafeed.iterator import DatasetIterator
 from parafeed.structure import TensorSpec, batch_spec, map_structure
 
@@ -191,7 +192,9 @@ def weighted_batch(ds: Dataset, sizes: Sequence[int] | SpeedBalancer, replica_id
 
 
 class WeightedBatchDataset(Dataset):
-    """See :func:`weighted_batch`."""
+    """See :func:`weighted_batch`. A batching step whose batch sizes vary (``batch_size`` is None)."""
+
+    kind = BATCHING
 
     def __init__(self, parent: Dataset, sizes: Sequence[int] | SpeedBalancer, replica_id: int, weights: bool = True):
         super().__init__((parent,))
@@ -228,7 +231,7 @@ class WeightedBatchDataset(Dataset):
         n = self._parents[0]._cardinality()
         return n if n < 0 else -(-n // self._global_batch)
 
-    def _replica_counts(self) -> list[int] | None:
+    def _replica_counts(self, start: int = 0) -> list[int] | None:
         n = self._cardinality()
         return None if n < 0 else [n] * self._num_replicas
 

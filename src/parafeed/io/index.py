@@ -12,8 +12,6 @@ import os
 import struct
 import threading
 import zlib
-from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 
@@ -44,7 +42,11 @@ class TFRecordIndex:
 
     def read(self, i: int) -> bytes:
         """Record ``i``, with both CRCs checked."""
-        return next(read_records(self.path, [i]))
+        files = RecordFiles([self.path], [len(self.offsets)])
+        try:
+            return files.read(i)
+        finally:
+            files.close()
 
 
 def record_offsets(path: str) -> np.ndarray:
@@ -112,21 +114,53 @@ def _save(index_path: str, size: int, mtime_ns: int, offsets: np.ndarray) -> Non
             os.remove(tmp)
 
 
-def read_records(path: str, indices: Any) -> Iterator[bytes]:
-    """The records at ``indices`` (increasing) of one uncompressed TFRecord file, each with both CRCs checked."""
-    offsets = record_offsets(path)
-    crc = _crc32c()
-    with open(path, "rb") as f:
-        for i in indices:
-            offset = int(offsets[i])
-            f.seek(offset)
-            header = f.read(12)
-            length, length_crc = _HEADER.unpack(header)
-            data = f.read(length + 4)
-            if mask(crc(header[:8])) != length_crc or len(data) < length + 4:
-                raise DataLossError(f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}")
-            if mask(crc(data[:length])) != _U32.unpack_from(data, length)[0]:
-                raise DataLossError(
-                    f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}: bad data CRC"
-                )
-            yield data[:length]
+class RecordFiles:
+    """Random access to the records of uncompressed TFRecord files by position in their concatenation, each record
+    checked by both CRCs. Keeps the most recently used files open."""
+
+    KEEP_OPEN = 16
+
+    def __init__(self, paths: list[str], counts: list[int] | None = None):
+        self.paths = list(paths)
+        self._offsets: dict[int, np.ndarray] = {}
+        if counts is None:
+            counts = [len(record_offsets(p)) for p in self.paths]
+        self.starts = np.cumsum([0, *counts])
+        self._open: dict[int, int] = {}  # file number -> fd, least recently used first
+        self._crc = _crc32c()
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def read(self, position: int) -> bytes:
+        """The record at ``position`` of the files' concatenation."""
+        k = int(np.searchsorted(self.starts, position, side="right")) - 1
+        i = position - int(self.starts[k])
+        offsets = self._offsets.get(k)
+        if offsets is None:
+            offsets = self._offsets[k] = record_offsets(self.paths[k])
+        return self._read(k, i, int(offsets[i]))
+
+    def _read(self, k: int, i: int, offset: int) -> bytes:
+        fd = self._open.pop(k, None)
+        if fd is None:
+            if len(self._open) >= self.KEEP_OPEN:
+                os.close(self._open.pop(next(iter(self._open))))
+            fd = os.open(self.paths[k], os.O_RDONLY)
+        self._open[k] = fd
+        header = os.pread(fd, 12, offset)
+        path, crc = self.paths[k], self._crc
+        if len(header) < 12:
+            raise DataLossError(f"TFRecordDataset: {path}: truncated record {i} at byte offset {offset}")
+        length, length_crc = _HEADER.unpack(header)
+        data = os.pread(fd, length + 4, offset + 12)
+        if mask(crc(header[:8])) != length_crc or len(data) < length + 4:
+            raise DataLossError(f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}")
+        if mask(crc(data[:length])) != _U32.unpack_from(data, length)[0]:
+            raise DataLossError(f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}: bad data CRC")
+        return data[:length]
+
+    def close(self) -> None:
+        for fd in self._open.values():
+            os.close(fd)
+        self._open.clear()

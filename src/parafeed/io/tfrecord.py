@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from parafeed.errors import DataLossError, InvalidArgumentError, StateError
+from parafeed.errors import ArgumentTypeError, DataLossError, InvalidArgumentError, StateError
 from parafeed.io.streams import ByteStream, compression_type_of, wbits
 from parafeed.iterator import DatasetIterator
 
@@ -87,9 +87,9 @@ class TFRecordWriter:
     def write(self, record: bytes) -> None:
         """Append one record."""
         if self._file is None:
-            raise ValueError(f"TFRecordWriter: {self.path} is closed")
+            raise InvalidArgumentError(f"TFRecordWriter: {self.path} is closed")
         if not isinstance(record, (bytes, bytearray, memoryview)):
-            raise TypeError(f"TFRecordWriter.write: a record must be bytes, got {type(record).__name__}")
+            raise ArgumentTypeError(f"TFRecordWriter.write: a record must be bytes, got {type(record).__name__}")
         length = struct.pack("<Q", len(record))
         frame = b"".join((length, _U32.pack(mask(self._crc(length))), record, _U32.pack(mask(self._crc(record)))))
         self._file.write(self._compressor.compress(frame) if self._compressor else frame)

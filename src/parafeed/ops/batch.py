@@ -9,10 +9,11 @@ import numpy as np
 
 from parafeed import buffers
 from parafeed.arguments import as_int, positive_int
-from parafeed.checkpoint import position, snapshot
+from parafeed.checkpoint.positions import position, snapshot
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.graph import BATCHING
 from parafeed.iterator import DatasetIterator
 from parafeed.structure import (
     STRING,
@@ -95,34 +96,38 @@ def _raise_structure(elements: list, step: str) -> None:
 class BatchDataset(Dataset):
     """Batches of ``batch_size`` consecutive elements."""
 
+    kind = BATCHING
+
     def __init__(self, parent: Dataset, batch_size: int, drop_remainder: bool = False, name: str | None = None):
         super().__init__((parent,), name=name)
-        self._batch_size = positive_int("batch()", "batch_size", batch_size)
-        self._drop_remainder = bool(drop_remainder)
+        self.batch_size = positive_int("batch()", "batch_size", batch_size)
+        self.drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _BatchIterator(self._parents[0]._iter(), self._batch_size, self._drop_remainder)
+        return _BatchIterator(self._parents[0]._iter(), self.batch_size, self.drop_remainder)
 
     def _element_spec(self) -> Any:
-        return batch_spec(self._parents[0].element_spec, self._batch_size if self._drop_remainder else None)
+        return batch_spec(self._parents[0].element_spec, self.batch_size if self.drop_remainder else None)
 
     def _sample_element(self) -> Any:
-        return stack_elements([self._parents[0]._sample_element()] * self._batch_size, "batch()")
+        return stack_elements([self._parents[0]._sample_element()] * self.batch_size, "batch()")
 
     def _cardinality(self) -> int:
-        return batched_cardinality(self._parents[0]._cardinality(), self._batch_size, self._drop_remainder)
+        return batched_cardinality(self._parents[0]._cardinality(), self.batch_size, self.drop_remainder)
 
-    def _replica_counts(self) -> list[int] | None:
-        counts = self._parents[0]._replica_counts()
-        return (
-            None if counts is None else [batched_cardinality(c, self._batch_size, self._drop_remainder) for c in counts]
-        )
+    def _replica_counts(self, start: int = 0) -> list[int] | None:
+        return batched_counts(self._parents[0]._replica_counts(start), self.batch_size, self.drop_remainder)
 
 
 def batched_cardinality(n: int, batch_size: int, drop_remainder: bool) -> int:
     if n < 0:
         return n
     return n // batch_size if drop_remainder else -(-n // batch_size)
+
+
+def batched_counts(counts: list[int] | None, batch_size: int, drop_remainder: bool) -> list[int] | None:
+    """Every replica's batch count from its element count (see ``Dataset._replica_counts``)."""
+    return None if counts is None else [batched_cardinality(c, batch_size, drop_remainder) for c in counts]
 
 
 class _BatchIterator(DatasetIterator):

@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import callable_arg, positive_int
-from parafeed.checkpoint import Snapshots
-from parafeed.dataset import UNKNOWN, Dataset, iterate_in, iteration_context
+from parafeed.checkpoint.positions import Snapshots
+from parafeed.dataset import UNKNOWN, Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import as_int64_scalar, call, fn_name, user_error
-from parafeed.iterator import DatasetIterator
-from parafeed.ops.sources import ElementsDataset
+from parafeed.iterator import DatasetIterator, build_in, current_scope
+from parafeed.sources.memory import ElementsDataset
 from parafeed.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
 
 _STEP = "group_by_window()"
@@ -93,7 +93,7 @@ class _GroupByWindowIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._context = iteration_context()
+        self._scope = current_scope()
         self._groups: dict[int, list] = {}
         self._held: dict[int, list[int]] = {}  # per key, the input index of each element of its group
         self._sizes: dict[int, int] = {}  # window size per key, asked once per key as tf.data does
@@ -135,7 +135,7 @@ class _GroupByWindowIterator(DatasetIterator):
 
     def _flush(self, key: int) -> None:
         self._current_window = (key, self._held.pop(key))
-        self._current = iterate_in(self._context, self._ds._reduce(np.int64(key), self._groups.pop(key)))
+        self._current = build_in(self._scope, self._ds._reduce(np.int64(key), self._groups.pop(key)))
 
     def _all_held(self) -> list[int]:
         held = [i for indices in self._held.values() for i in indices]
@@ -170,7 +170,7 @@ class _GroupByWindowIterator(DatasetIterator):
             key, indices, sub = int(current[0]), [int(i) for i in current[1]], current[2]
             self._current_window = (key, indices)
             window = [found[i] for i in indices]
-            self._current = iterate_in(self._context, self._ds._reduce(np.int64(key), window))
+            self._current = build_in(self._scope, self._ds._reduce(np.int64(key), window))
             self._current.set_state(sub)
 
     def close(self) -> None:

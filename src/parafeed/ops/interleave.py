@@ -8,13 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg, positive_int
-from parafeed.checkpoint import position, seek, snapshot
-from parafeed.dataset import AUTOTUNE, Dataset, iterate_in, iteration_context
+from parafeed.checkpoint.positions import position, seek, snapshot
+from parafeed.dataset import AUTOTUNE, Dataset
 from parafeed.errors import ElementTypeError, StateError
 from parafeed.functions import call, fn_name, user_error
-from parafeed.iterator import DatasetIterator
+from parafeed.iterator import DatasetIterator, build_in, current_scope, resolve_deterministic
 from parafeed.parallel.threads import BackgroundIterator
-from parafeed.stats import resolve_deterministic
 
 
 class InterleaveDataset(Dataset):
@@ -80,7 +79,7 @@ class _FlatMapIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._context = iteration_context()
+        self._scope = current_scope()
         self._current: DatasetIterator | None = None
         self._inputs = 0
         self._at: tuple = (None, None)  # the input's state before the current input element
@@ -96,7 +95,7 @@ class _FlatMapIterator(DatasetIterator):
                     self._current = None
             self._at = snapshot(self._parent)
             element = next(self._parent)
-            self._current = iterate_in(self._context, self._ds._open(element, self._inputs))
+            self._current = build_in(self._scope, self._ds._open(element, self._inputs))
             self._inputs += 1
 
     def skip(self, n: int) -> int:
@@ -108,7 +107,7 @@ class _FlatMapIterator(DatasetIterator):
                     element = next(self._parent)
                 except StopIteration:
                     break
-                self._current = iterate_in(self._context, self._ds._open(element, self._inputs))
+                self._current = build_in(self._scope, self._ds._open(element, self._inputs))
                 self._inputs += 1
             got = self._current.skip(n - done)
             done += got
@@ -132,7 +131,7 @@ class _FlatMapIterator(DatasetIterator):
         if state["current"] is not None:
             self._at = (state["at"], None)
             element = next(self._parent)
-            self._current = iterate_in(self._context, self._ds._open(element, self._inputs - 1))
+            self._current = build_in(self._scope, self._ds._open(element, self._inputs - 1))
             self._current.set_state(state["current"])
 
     def close(self) -> None:
@@ -152,7 +151,7 @@ class _InterleaveIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._ds = ds
-        self._context = iteration_context()
+        self._scope = current_scope()
         self._cycle: list[DatasetIterator | None] = [None] * ds._cycle_length
         self._opened: list[tuple] = [(0, (None, None))] * ds._cycle_length  # per slot: input number, state before
         self._open = 0
@@ -192,7 +191,7 @@ class _InterleaveIterator(DatasetIterator):
         except StopIteration:
             self._input_done = True
             return False
-        self._cycle[slot] = self._open_input(iterate_in(self._context, self._ds._open(element, self._inputs)))
+        self._cycle[slot] = self._open_input(build_in(self._scope, self._ds._open(element, self._inputs)))
         self._opened[slot] = (self._inputs, before)
         self._inputs += 1
         self._open += 1
@@ -236,7 +235,7 @@ class _InterleaveIterator(DatasetIterator):
             if number < here or self._parent.skip(number - here) != number - here:
                 raise StateError(f"set_state(): {self._ds._step}: the input ended before input {number}")
             before = snapshot(self._parent)
-            it = iterate_in(self._context, self._ds._open(next(self._parent), number))
+            it = build_in(self._scope, self._ds._open(next(self._parent), number))
             seek(it, pos)
             self._cycle[slot], self._opened[slot] = self._open_input(it), (number, before)
             here = number + 1

@@ -7,18 +7,18 @@ from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.dataset import Dataset
-from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import InvalidArgumentError
-from parafeed.functions import call, fn_name, to_result, user_error
-from parafeed.iterator import DatasetIterator
+from parafeed.functions import element_fn, fn_name, user_error
+from parafeed.graph import ONE_TO_ONE, REORDERING
+from parafeed.iterator import DatasetIterator, current_options
 from parafeed.options import EXECUTORS
-from parafeed.stats import current_options
+
+THREAD_TASK_SECONDS = 0.005  # target duration of one task: amortises the hand-off, keeps workers balanced
+PROCESS_TASK_SECONDS = 0.01
 
 
 class MapDataset(Dataset):
-    """Elements ``map_func(element)``, in input order."""
-
-    _count_preserving = True
+    """Elements ``map_func(element)``, in input order (or, with ``deterministic=False``, as they finish)."""
 
     def __init__(
         self,
@@ -36,75 +36,63 @@ class MapDataset(Dataset):
         if executor is not None and executor not in EXECUTORS:
             raise InvalidArgumentError(f"map(): `executor` must be one of {EXECUTORS}, got {executor!r}")
         self._executor = executor
-        self._process_pool: Any = None  # the worker processes of executor="process", kept across iterators
+        self._what = f"map(): the result of {fn_name(self._fn)}"
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return REORDERING if self._deterministic is False else ONE_TO_ONE
 
     def _make_iterator(self) -> DatasetIterator:
         parent = self._parents[0]._iter()
+        apply = element_fn(self._fn, self._what)
         if self._num_parallel_calls is None:
-            return _MapIterator(parent, self._fn)
+            return _MapIterator(parent, self._fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
-        element_fn = _element_fn(self._fn, f"map(): the result of {fn_name(self._fn)}")
         if (self._executor or current_options().resolve("executor")) == "process":
             from parafeed.parallel.processes import process_executor_factory
 
-            make, target, serial, depth = process_executor_factory(self, element_fn), PROCESS_TASK_SECONDS, None, 2
-        else:
-            from parafeed.parallel.threads import ThreadExecutor
+            return ParallelMapIterator(
+                parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+                deterministic=self._deterministic, make_executor=process_executor_factory(self, apply),
+                task_seconds=PROCESS_TASK_SECONDS, depth=2,
+            )  # fmt: skip
+        from parafeed.parallel.threads import thread_executor_factory
 
-            def make(workers: int, results: Any) -> ThreadExecutor:
-                return ThreadExecutor(element_fn, workers, results)
-
-            target, serial, depth = THREAD_TASK_SECONDS, self._serial_iterator, 8
         return ParallelMapIterator(
-            parent, element_fn, self._fn, "map()", self._num_parallel_calls, self._deterministic, make, target, serial,
-            depth,
+            parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+            deterministic=self._deterministic, make_executor=thread_executor_factory(apply),
+            task_seconds=THREAD_TASK_SECONDS, make_serial=self._serial_iterator, depth=8,
         )  # fmt: skip
 
     def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:
-        it = _MapIterator(parent, self._fn)
+        it = _MapIterator(parent, self._fn, self._what)
         it._index = index
         return it
 
     def _sample_element(self) -> Any:
-        return to_result(
-            call(self._fn, self._parents[0]._sample_element()), f"map(): the result of {fn_name(self._fn)}"
-        )
+        return element_fn(self._fn, self._what)(self._parents[0]._sample_element())
 
     def _cardinality(self) -> int:
         return self._parents[0]._cardinality()
 
 
-THREAD_TASK_SECONDS = 0.005  # target duration of one task: amortises the hand-off, keeps workers balanced
-PROCESS_TASK_SECONDS = 0.01
-
-
-def _element_fn(fn: Callable[..., Any], what: str) -> Callable[[Any], Any]:
-    """``fn`` applied to one element as map does: tuples spread into arguments, the result converted."""
-
-    def apply(x: Any) -> Any:
-        y = fn(*x) if type(x) is tuple else fn(x)
-        return y if type(y) in SCALAR_TYPES else to_result(y, what)
-
-    return apply
-
-
 class _MapIterator(DatasetIterator):
-    def __init__(self, parent: DatasetIterator, fn: Callable[..., Any]):
+    def __init__(self, parent: DatasetIterator, fn: Callable[..., Any], what: str):
         super().__init__(parent)
         self._parent = parent
         self._fn = fn
+        self._apply = element_fn(fn, what)
         self._index = 0
-        self._what = f"map(): the result of {fn_name(fn)}"
 
     def __next__(self) -> Any:
         x = next(self._parent)
         try:
-            y = self._fn(*x) if type(x) is tuple else self._fn(x)
+            y = self._apply(x)
         except Exception as err:
             raise user_error(err, "map()", self._fn, self._index)
         self._index += 1
-        return y if type(y) in SCALAR_TYPES else to_result(y, self._what)
+        return y
 
     def skip(self, n: int) -> int:
         done = self._parent.skip(n)  # skipped elements are not mapped: their results would be dropped anyway

@@ -10,8 +10,9 @@ import numpy as np
 from parafeed.arguments import positive_int
 from parafeed.dataset import Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.graph import BATCHING
 from parafeed.iterator import DatasetIterator
-from parafeed.ops.batch import batched_cardinality
+from parafeed.ops.batch import batched_cardinality, batched_counts
 from parafeed.structure import (
     STRING,
     DatasetSpec,
@@ -31,6 +32,8 @@ _STEP = "padded_batch()"
 class PaddedBatchDataset(Dataset):
     """Batches whose components are padded to ``padded_shapes`` (``None`` dimensions: the batch's largest)."""
 
+    kind = BATCHING
+
     def __init__(
         self,
         parent: Dataset,
@@ -41,10 +44,10 @@ class PaddedBatchDataset(Dataset):
         name: str | None = None,
     ):
         super().__init__((parent,), name=name)
-        self._batch_size = positive_int(_STEP, "batch_size", batch_size)
+        self.batch_size = positive_int(_STEP, "batch_size", batch_size)
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
-        self._drop_remainder = bool(drop_remainder)
+        self.drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
         return _PaddedBatchIterator(self._parents[0]._iter(), self)
@@ -57,21 +60,18 @@ class PaddedBatchDataset(Dataset):
         if self._padded_shapes is not None:
             shapes = _flat_shapes(spec, self._padded_shapes)
             spec = pack_as(spec, [TensorSpec(sh, s.dtype) for sh, s in zip(shapes, flatten(spec))])
-        return batch_spec(spec, self._batch_size if self._drop_remainder else None)
+        return batch_spec(spec, self.batch_size if self.drop_remainder else None)
 
     def _sample_element(self) -> Any:
         return _Padder(self._padded_shapes, self._padding_values)(
-            [self._parents[0]._sample_element()] * self._batch_size
+            [self._parents[0]._sample_element()] * self.batch_size
         )
 
     def _cardinality(self) -> int:
-        return batched_cardinality(self._parents[0]._cardinality(), self._batch_size, self._drop_remainder)
+        return batched_cardinality(self._parents[0]._cardinality(), self.batch_size, self.drop_remainder)
 
-    def _replica_counts(self) -> list[int] | None:
-        counts = self._parents[0]._replica_counts()
-        return (
-            None if counts is None else [batched_cardinality(c, self._batch_size, self._drop_remainder) for c in counts]
-        )
+    def _replica_counts(self, start: int = 0) -> list[int] | None:
+        return batched_counts(self._parents[0]._replica_counts(start), self.batch_size, self.drop_remainder)
 
 
 def _flat_shapes(structure: Any, padded_shapes: Any) -> list:
@@ -129,8 +129,8 @@ class _PaddedBatchIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, ds: PaddedBatchDataset):
         super().__init__(parent)
         self._parent = parent
-        self._batch_size = ds._batch_size
-        self._drop_remainder = ds._drop_remainder
+        self._batch_size = ds.batch_size
+        self._drop_remainder = ds.drop_remainder
         self._pad = _Padder(ds._padded_shapes, ds._padding_values)
 
     def __next__(self) -> Any:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import as_int
-from parafeed.checkpoint import position, seek
+from parafeed.checkpoint.positions import position, seek
 from parafeed.dataset import AUTOTUNE, Dataset, PassThroughDataset
 from parafeed.errors import InvalidArgumentError, StateError
-from parafeed.iterator import DatasetIterator
+from parafeed.graph import ONE_TO_ONE
+from parafeed.iterator import DatasetIterator, current_scope
 from parafeed.parallel.threads import BackgroundIterator
-from parafeed.stats import current_pipeline, element_bytes
+from parafeed.stats import element_bytes
 
 AUTOTUNE_MAX = 64  # elements: the most prefetch(AUTOTUNE) buffers
 
@@ -23,7 +24,7 @@ class PrefetchDataset(PassThroughDataset):
     slower gains nothing from one), up to ``AUTOTUNE_MAX`` elements and within the pipeline's RAM budget.
     """
 
-    _count_preserving = True
+    kind = ONE_TO_ONE
 
     def __init__(self, parent: Dataset, buffer_size: int, name: str | None = None):
         super().__init__(parent, name=name)
@@ -45,7 +46,8 @@ class _PrefetchIterator(DatasetIterator):
         self._parent = parent
         self._autotune = buffer_size == AUTOTUNE
         self._size = 1 if self._autotune else buffer_size
-        self._context = current_pipeline()
+        run = current_scope().run
+        self._ram = run.ram if run is not None else None  # the run's RAM budget, for buffer growth
         self._element_bytes = 0  # size of the first element, to charge buffer growth to the RAM budget
         self._was_full = False
         self._background: BackgroundIterator | None = None
@@ -75,9 +77,9 @@ class _PrefetchIterator(DatasetIterator):
         if background.size >= AUTOTUNE_MAX:
             return
         size = min(AUTOTUNE_MAX, background.size * 2)
-        if self._context is not None:
+        if self._ram is not None:
             extra = (size - background.size) * self._element_bytes
-            if not self._context.ram.reserve(extra):
+            if not self._ram.reserve(extra):
                 return
             self._reserved += extra
         background.resize(size)
@@ -102,6 +104,6 @@ class _PrefetchIterator(DatasetIterator):
             self._parent.close()
         else:
             self._background.close()
-        if self._reserved and self._context is not None:
-            self._context.ram.release(self._reserved)
+        if self._reserved and self._ram is not None:
+            self._ram.release(self._reserved)
             self._reserved = 0

@@ -5,15 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.arguments import count_arg
-from parafeed.dataset import (
-    INFINITE,
-    UNKNOWN,
-    Dataset,
-    DatasetIterator,
-    PassThroughDataset,
-    iterate_in,
-    iteration_context,
-)
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset, PassThroughDataset
+from parafeed.iterator import DatasetIterator, build_in, current_scope
 
 
 class RepeatDataset(PassThroughDataset):
@@ -41,7 +34,7 @@ class _RepeatIterator(DatasetIterator):
     def __init__(self, dataset: Dataset, count: int):
         super().__init__()
         self._dataset = dataset
-        self._context = iteration_context()
+        self._scope = current_scope()
         self._count = count
         self._epoch = 0
         self._it: DatasetIterator | None = None
@@ -52,7 +45,7 @@ class _RepeatIterator(DatasetIterator):
             if self._it is None:
                 if self._count != -1 and self._epoch >= self._count:
                     raise StopIteration
-                self._it = iterate_in(self._context, self._dataset, self._epoch)
+                self._it = build_in(self._scope, self._dataset, self._epoch)
                 self._produced = False
             try:
                 x = next(self._it)
@@ -75,7 +68,7 @@ class _RepeatIterator(DatasetIterator):
         self._epoch, self._count = int(state["epoch"]), int(state["count"])
         self._produced = bool(state["produced"])
         if state["current"] is not None:
-            self._it = iterate_in(self._context, self._dataset, self._epoch)
+            self._it = build_in(self._scope, self._dataset, self._epoch)
             self._it.set_state(state["current"])
 
     def close(self) -> None:

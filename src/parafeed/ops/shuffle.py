@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from parafeed.arguments import as_int, positive_int
-from parafeed.checkpoint import Snapshots
+from parafeed.checkpoint.positions import Snapshots
 from parafeed.dataset import Dataset, PassThroughDataset
-from parafeed.iterator import DatasetIterator
-from parafeed.stats import current_epochs, current_pipeline
+from parafeed.graph import REORDERING
+from parafeed.iterator import DatasetIterator, Scope, current_scope
 
 _DRAWS = 1024  # random numbers drawn per call to the generator
 
@@ -20,12 +20,13 @@ _DRAWS = 1024  # random numbers drawn per call to the generator
 class ShuffleDataset(PassThroughDataset):
     """Elements in random order, drawn from a buffer of ``buffer_size`` upcoming elements.
 
-    The order is fixed by ``seed`` and the epoch: with ``reshuffle_each_iteration`` every new iterator of this
-    dataset (every epoch of a ``repeat``) uses a new order; without it every iterator repeats the first order.
-    Without a seed, the order differs from one dataset object to the next.
+    The order is fixed by ``seed``, the iteration of the run (with ``reshuffle_each_iteration`` the k-th ``iter()``
+    of a dataset uses the k-th order, as in tf.data) and the epochs of the ``repeat`` steps above it (a new order
+    each pass); without ``reshuffle_each_iteration`` every iteration repeats the first order. Without a seed, one is
+    drawn when the step is built: the order differs from one dataset object to the next (a checkpoint keeps it).
     """
 
-    _count_preserving = True
+    kind = REORDERING
 
     def __init__(
         self,
@@ -38,42 +39,46 @@ class ShuffleDataset(PassThroughDataset):
         super().__init__(parent, name=name)
         self._buffer_size = positive_int("shuffle()", "buffer_size", buffer_size)
         self._seeded = seed is not None
-        self._seed = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
+        self.seed = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
         self._reshuffle = bool(reshuffle_each_iteration)
-        self.iterations = 0  # iterators of this step made so far (in separate trees)
+
+    @property
+    def buffer_size(self) -> int:
+        return self._buffer_size
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the seed was given (the same order in every process) rather than drawn."""
+        return self._seeded
+
+    def order_seed(self, scope: Scope) -> list[int]:
+        """The seed of this step's random draws in ``scope``: its seed (as the run knows it), the iteration and the
+        ``repeat`` epochs, or just the seed without reshuffling."""
+        seed = (scope.run.seed_for(self) if scope.run is not None else self.seed) & (2**63 - 1)
+        return [seed, scope.iteration, *scope.epochs] if self._reshuffle else [seed, 0]
 
     def _make_iterator(self) -> DatasetIterator:
-        """The order comes from the seed, which iteration of this step the tree is (a new order for every new
-        iterator, as in tf.data) and the epochs of the ``repeat`` steps above it (a new order each pass)."""
-        pipeline, epochs = current_pipeline(), current_epochs()
+        order = self.order_seed(current_scope())
+        return _ShuffleIterator(self._parent._iter(), self._buffer_size, np.random.default_rng(order))
 
-        def make_rng() -> np.random.Generator:  # on first use: a restore may set the seed and iteration first
-            epoch = [self.iteration_in(pipeline), *epochs] if self._reshuffle else [0]
-            return np.random.default_rng([self._seed & (2**63 - 1), *epoch])
 
-        return _ShuffleIterator(self._parent._iter(), self._buffer_size, make_rng)
-
-    def iteration_in(self, pipeline: Any) -> int:
-        """Which iteration of this step the iterator tree ``pipeline`` is (fixed when first asked)."""
-        if pipeline is None or id(self) not in pipeline.iterations:
-            iteration, self.iterations = self.iterations, self.iterations + 1
-            if pipeline is None:
-                return iteration
-            pipeline.iterations[id(self)] = iteration
-        return pipeline.iterations[id(self)]
+def shuffled_indices(n: int, buffer_size: int, order_seed: list[int]) -> np.ndarray:
+    """The order in which a shuffle with ``buffer_size`` and ``order_seed`` (see ``ShuffleDataset.order_seed``)
+    yields ``n`` input elements, as their input indices: it depends on nothing else."""
+    indices = iter(Dataset.range(n))
+    return np.fromiter(_ShuffleIterator(indices, buffer_size, np.random.default_rng(order_seed)), np.int64, n)
 
 
 class _ShuffleIterator(DatasetIterator):
     """Draws uniformly from a buffer; for checkpoints it numbers the input elements it pulls and keeps which of
     them each slot holds, so a state stores indices and the input's state, not elements."""
 
-    def __init__(self, parent: DatasetIterator, buffer_size: int, make_rng: Any):
+    def __init__(self, parent: DatasetIterator, buffer_size: int, rng: np.random.Generator):
         super().__init__(parent)
         self._parent = parent
         self._buffer_size = buffer_size
-        self._make_rng = make_rng
-        self._rng: Any = None
-        self._rng_state: Any = None  # before the current batch of draws
+        self._rng = rng
+        self._rng_state: Any = rng.bit_generator.state  # before the current batch of draws
         self._used = 0  # draws used from the current batch
         self._buffer: list | None = None
         self._slots: list[int] = []  # the input index of each buffered element
@@ -85,7 +90,6 @@ class _ShuffleIterator(DatasetIterator):
     def __next__(self) -> Any:
         buf = self._buffer
         if buf is None:
-            self._start_rng()
             buf = self._buffer = list(itertools.islice(self._parent, self._buffer_size))
             self._parent_done = len(buf) < self._buffer_size
             self._slots = list(range(len(buf)))
@@ -118,17 +122,11 @@ class _ShuffleIterator(DatasetIterator):
         self._slots.pop()
         return out
 
-    def _start_rng(self) -> None:
-        if self._rng is None:
-            self._rng = self._make_rng()
-            self._rng_state = self._rng.bit_generator.state
-
     def _oldest(self) -> int:
         return min(self._slots, default=self._pulled)
 
     def _get_state(self) -> dict:
         """Size: the buffer's input indices, ``buffer_size`` integers, plus the input's state and the RNG's."""
-        self._start_rng()
         return {
             "rng": self._rng_state, "used": self._used,
             "started": self._buffer is not None, "parent_done": self._parent_done, "slots": list(self._slots),

@@ -6,10 +6,10 @@ from collections import deque
 from typing import Any
 
 from parafeed.arguments import positive_int
-from parafeed.checkpoint import Snapshots
+from parafeed.checkpoint.positions import Snapshots
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.iterator import DatasetIterator
-from parafeed.ops.sources import ElementsDataset
+from parafeed.sources.memory import ElementsDataset
 from parafeed.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
 
 
@@ -59,10 +59,7 @@ def _window(elements: list) -> Any:
     first = elements[0]
     flats = [flatten(e) for e in elements]
     specs = flatten(spec_of(first))
-    columns = [ElementsDataset([f[j] for f in flats]) for j in range(len(specs))]
-    for ds, spec in zip(columns, specs):
-        ds._spec = spec
-    return pack_as(first, columns)
+    return pack_as(first, [ElementsDataset([f[j] for f in flats], spec) for j, spec in enumerate(specs)])
 
 
 class _WindowIterator(DatasetIterator):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, iterate_in, iteration_context
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.iterator import DatasetIterator
+from parafeed.iterator import DatasetIterator, build_in, current_scope
 from parafeed.structure import (
     TensorSpec,
     flatten,
@@ -32,17 +32,17 @@ class ZipDataset(Dataset):
                 f"{type(bad[0]).__name__ if bad else 'no dataset'} in {datasets!r:.100}"
             )
         super().__init__(tuple(flat), name=name)
-        self._structure = datasets
+        self._structure = pack_as(datasets, list(range(len(flat))))  # the structure, with parent numbers as leaves
         self._plain_tuple = type(datasets) is tuple and not any(is_nested(d) for d in datasets)
 
     def _make_iterator(self) -> DatasetIterator:
         return _ZipIterator([d._iter() for d in self._parents], self._structure, self._plain_tuple)
 
     def _element_spec(self) -> Any:
-        return map_structure(lambda d: d.element_spec, self._structure)
+        return map_structure(lambda i: self._parents[i].element_spec, self._structure)
 
     def _sample_element(self) -> Any:
-        return map_structure(lambda d: d._sample_element(), self._structure)
+        return map_structure(lambda i: self._parents[i]._sample_element(), self._structure)
 
     def _cardinality(self) -> int:
         result = INFINITE
@@ -120,7 +120,7 @@ def _dtypes_only(spec: Any) -> Any:
 class _ConcatenateIterator(DatasetIterator):
     def __init__(self, datasets: tuple[Dataset, ...]):
         super().__init__()
-        self._context = iteration_context()
+        self._scope = current_scope()
         self._datasets = datasets
         self._pending = list(datasets)
         self._it: DatasetIterator | None = None
@@ -130,7 +130,7 @@ class _ConcatenateIterator(DatasetIterator):
             if self._it is None:
                 if not self._pending:
                     raise StopIteration
-                self._it = iterate_in(self._context, self._pending.pop(0))
+                self._it = build_in(self._scope, self._pending.pop(0))
             try:
                 return next(self._it)
             except StopIteration:
@@ -144,7 +144,7 @@ class _ConcatenateIterator(DatasetIterator):
         self.close()
         self._pending = list(self._datasets[len(self._datasets) - int(state["pending"]) :])
         if state["current"] is not None:
-            self._it = iterate_in(self._context, self._datasets[len(self._datasets) - len(self._pending) - 1])
+            self._it = build_in(self._scope, self._datasets[len(self._datasets) - len(self._pending) - 1])
             self._it.set_state(state["current"])
 
     def close(self) -> None:

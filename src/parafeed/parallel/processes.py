@@ -2,8 +2,9 @@
 
 Workers are fresh interpreters (``python -m parafeed.parallel.worker``: no fork of a process that may run threads,
 no re-run of the user's script); they receive the step's function once (by cloudpickle, so lambdas and closures
-work) and then serve tasks. A pool belongs to its ``map`` step and is kept
-across epochs and iterators; it is shut down when the step is garbage-collected or at interpreter exit. Elements go
+work) and then serve tasks. A run borrows a pool while it runs; between runs the pool waits, warm, for the next run
+of the same ``map`` step (:class:`_IdlePools`), and it is shut down when the step is garbage-collected or at
+interpreter exit. Elements go
 both ways through shared-memory rings (:mod:`parafeed.parallel.shm`); only small messages use the pipes.
 
 Faults: an exception in the function reaches the consumer with the worker's traceback as its cause; a worker that
@@ -17,6 +18,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import pickle
 import queue
 import socket
 import subprocess
@@ -28,6 +30,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from parafeed.errors import WorkerError
+from parafeed.parallel.executor import FATAL, MakeExecutor
 from parafeed.parallel.shm import RingClosed, ShmRing, decode, encode
 
 IN_RING_BYTES = 8 << 20
@@ -82,7 +85,7 @@ class _Worker:
 
 
 class ProcessPool:
-    """Worker processes running one function; used by one iterator at a time."""
+    """Worker processes running one function; used by one run at a time."""
 
     def __init__(self, fn_blob: bytes, workers: int):
         init = (list(sys.path), fn_blob)
@@ -93,8 +96,8 @@ class ProcessPool:
         except BaseException:
             self.shutdown()
             raise
-        self.in_use = False
         self.broken = False
+        self.owner = 0  # id() of the step it runs for
         _pools.add(self)
 
     def shutdown(self, timeout: float = 5.0) -> None:
@@ -128,7 +131,8 @@ def _shutdown_all() -> None:
 
 
 class ProcessExecutor:
-    """Runs chunks on a :class:`ProcessPool`; a receiver thread moves results to the runner's queue."""
+    """Runs chunks on a :class:`ProcessPool` (an :class:`~parafeed.parallel.executor.Executor`); a receiver thread
+    moves results to the runner's queue. ``release(pool)`` takes the pool back when the executor closes."""
 
     kind = "process"
 
@@ -192,7 +196,7 @@ def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Even
                     worker.process.wait(1.0)
                 pool.broken = True
                 lost = sum(worker.outstanding.values())
-                results.put(("fatal", WorkerError(
+                results.put((FATAL, WorkerError(
                     f"map(): {worker.describe()} while computing {lost} element(s); the pool is discarded. If the "
                     "function can crash the interpreter (native code, os._exit, memory), guard it, or run it on "
                     "threads."), 0.0))  # fmt: skip
@@ -203,32 +207,69 @@ def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Even
             del outcomes, message  # keep no exception (and its traceback) alive in this thread
 
 
-def _unpack_error(packed: tuple[BaseException, str]) -> BaseException:
-    err, text = packed
+def _unpack_error(packed: tuple[bytes, str]) -> BaseException:
+    """The exception a worker raised (its own class, even one defined in the main script: cloudpickle sends such
+    classes by value and maps them back to the original), with the worker's traceback as its cause."""
+    blob, text = packed
+    try:
+        err = pickle.loads(blob)
+    except Exception as failure:
+        err = RuntimeError(f"an exception that could not be sent back from the worker ({failure!r}): {text}")
     err.__cause__ = RemoteTraceback(text)
     return err
 
 
-def process_executor_factory(step: Any, element_fn: Any) -> Any:
-    """``make(workers, results)`` for the runner, borrowing the step's pool (or a fresh one while it is in use)."""
-    import cloudpickle
+class _IdlePools:
+    """Worker pools kept between runs, by the step they run the function of: the next run of a ``map`` step (the
+    next epoch, a restored iterator) starts on warm workers. The step holds no pool: a run borrows one while it runs
+    and gives it back here; a step's idle pools are shut down when the step is garbage-collected, or at exit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[int, ProcessPool] = {}  # id(step) -> its idle pool (one at most)
+        self._steps: set[int] = set()  # steps being watched for garbage collection
+
+    def borrow(self, step: Any, fn: Any, workers: int) -> ProcessPool:
+        import cloudpickle
+
+        key = id(step)
+        with self._lock:
+            pool = self._idle.pop(key, None)
+            if key not in self._steps:
+                self._steps.add(key)
+                weakref.finalize(step, self._forget, key)
+        if pool is not None and (pool.broken or len(pool.workers) != workers):
+            pool.shutdown()
+            pool = None
+        if pool is None:
+            pool = ProcessPool(cloudpickle.dumps(fn), workers)
+        pool.owner = key
+        return pool
+
+    def give_back(self, pool: ProcessPool) -> None:
+        with self._lock:
+            keep = not pool.broken and pool.owner in self._steps and pool.owner not in self._idle
+            if keep:
+                self._idle[pool.owner] = pool
+        if not keep:
+            pool.shutdown()
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            self._steps.discard(key)
+            pool = self._idle.pop(key, None)
+        if pool is not None:
+            pool.shutdown()
+
+
+_idle_pools = _IdlePools()
+
+
+def process_executor_factory(step: Any, fn: Any) -> MakeExecutor:
+    """``make(workers, results)`` for the runner: workers running ``fn`` (element -> result) for ``step``, on a pool
+    borrowed for the run (a warm one when an earlier run of the step left one)."""
 
     def make(workers: int, results: queue.SimpleQueue) -> ProcessExecutor:
-        pool = step._process_pool
-        if pool is None or pool.broken or pool.in_use or len(pool.workers) != workers:
-            if pool is not None and not pool.in_use:
-                pool.shutdown()
-            pool = ProcessPool(cloudpickle.dumps(element_fn), workers)
-            if step._process_pool is None or not step._process_pool.in_use:
-                step._process_pool = pool
-                weakref.finalize(step, pool.shutdown)
-        pool.in_use = True
-
-        def release(p: ProcessPool) -> None:
-            p.in_use = False
-            if p.broken or p is not step._process_pool:
-                p.shutdown()
-
-        return ProcessExecutor(pool, results, release)
+        return ProcessExecutor(_idle_pools.borrow(step, fn, workers), results, _idle_pools.give_back)
 
     return make

@@ -20,18 +20,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.checkpoint import position, seek, snapshot
+from parafeed.checkpoint.positions import position, seek, snapshot
 from parafeed.dataset import AUTOTUNE
 from parafeed.errors import StateError, WorkerError
 from parafeed.functions import user_error
-from parafeed.iterator import DatasetIterator
+from parafeed.iterator import DatasetIterator, current_options, resolve_deterministic
 from parafeed.parallel.autotune import ParallelismTuner, task_size
+from parafeed.parallel.executor import FATAL, MakeExecutor
 from parafeed.parallel.threads import watch_stop
-from parafeed.stats import current_options, resolve_deterministic
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
 PROBE_ELEMENTS, PROBE_SECONDS = 16, 0.02
-_END, _FATAL = "end", "fatal"
+_END = "end"
 _PROBE, _PARALLEL = "probe", "parallel"
 
 
@@ -94,7 +94,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                 shared.results.put((_END, seq, 0.0))
                 return
     except BaseException as err:
-        shared.results.put((_FATAL, WorkerError(f"the input feeder of a parallel step failed: {err!r}"), 0.0))
+        shared.results.put((FATAL, WorkerError(f"the input feeder of a parallel step failed: {err!r}"), 0.0))
     finally:
         parent.close()
 
@@ -105,16 +105,29 @@ class ParallelMapIterator(DatasetIterator):
     def __init__(
         self,
         parent: DatasetIterator,
+        *,
         fn: Callable[[Any], Any],
         user_fn: Any,
         step: str,
         num_parallel_calls: int,
         deterministic: bool | None,
-        make_executor: Callable[[int, queue.SimpleQueue], Any],
-        target_task_seconds: float,
+        make_executor: MakeExecutor,
+        task_seconds: float,
         make_serial: Callable[[DatasetIterator, int], DatasetIterator] | None = None,
         depth: int = 1,
     ):
+        """Args:
+        fn: element -> result, as the step applies it (:func:`parafeed.functions.element_fn`).
+        user_fn: the user's function, named in errors.
+        step: the step's name in errors (``"map()"``).
+        num_parallel_calls: an int, or AUTOTUNE (tuned up to ``Options.max_workers``).
+        deterministic: results in input order (None: the pipeline's option).
+        make_executor: builds the executor when the step starts running.
+        task_seconds: the time one chunk should take (sets the chunk size from measured times).
+        make_serial: ``(parent, index) -> iterator`` mapping inline: AUTOTUNE switches to it for functions too cheap
+            to gain from parallelism (None: never).
+        depth: chunks outstanding per unit of parallelism.
+        """
         super().__init__()
         options = current_options()
         self._parent = parent
@@ -126,7 +139,7 @@ class ParallelMapIterator(DatasetIterator):
         self._max = options.workers if num_parallel_calls == AUTOTUNE else num_parallel_calls
         self._tuner = ParallelismTuner(self._max, start=2 if autotune else self._max) if autotune else None
         self._make_executor = make_executor
-        self._target = target_task_seconds
+        self._target = task_seconds
         self._depth = depth  # chunks outstanding per unit of parallelism (2: a worker always has its next task)
         # AUTOTUNE on threads times the function first (probe), then maps inline or in parallel
         self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
@@ -230,7 +243,7 @@ class ParallelMapIterator(DatasetIterator):
         waited = time.perf_counter() - start
         if seq == _END:
             self._end = payload
-        elif seq == _FATAL:
+        elif seq == FATAL:
             self.close()
             raise payload
         else:

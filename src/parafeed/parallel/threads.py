@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.checkpoint import position, snapshot
+from parafeed.checkpoint.positions import position, snapshot
+from parafeed.parallel.executor import MakeExecutor
 
 _STOP = None
 _local = threading.local()
@@ -51,8 +52,17 @@ def _work(tasks: queue.SimpleQueue, results: queue.SimpleQueue, fn: Callable[[An
         task = None
 
 
+def thread_executor_factory(fn: Callable[[Any], Any]) -> MakeExecutor:
+    """``make(workers, results)`` for the runner: threads applying ``fn`` (element -> result)."""
+
+    def make(workers: int, results: queue.SimpleQueue) -> ThreadExecutor:
+        return ThreadExecutor(fn, workers, results)
+
+    return make
+
+
 class ThreadExecutor:
-    """``workers`` threads applying ``fn`` (element -> result) to submitted chunks."""
+    """``workers`` threads applying ``fn`` (element -> result) to submitted chunks (an :class:`Executor`)."""
 
     kind = "thread"
 

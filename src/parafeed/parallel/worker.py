@@ -14,18 +14,20 @@ import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
-from typing import Any
 
 
-def pack_error(err: BaseException) -> tuple[Any, str]:
-    """A picklable form of an exception: the exception (or a RuntimeError with its text) and its traceback."""
+def pack_error(err: BaseException) -> tuple[bytes, str]:
+    """An exception as bytes (by cloudpickle, so a class defined in the user's main script, which came here by value
+    with the function, goes back as that class) and its traceback; a RuntimeError with its text when it cannot be
+    pickled at all."""
+    import cloudpickle
+
     text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
     err.__traceback__ = None
     try:
-        pickle.dumps(err)
-        return err, text
+        return cloudpickle.dumps(err), text
     except Exception:
-        return RuntimeError(f"{type(err).__name__}: {err}"), text
+        return pickle.dumps(RuntimeError(f"{type(err).__name__}: {err}")), text
 
 
 def serve(conn: Connection, in_name: str, out_name: str) -> None:

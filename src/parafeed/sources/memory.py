@@ -1,32 +1,26 @@
-"""Source datasets: in-memory tensors, ranges, Python generators and file lists."""
+"""In-memory sources: ``from_tensors``, ``from_tensor_slices``, ``range``, and lists of elements."""
 
 from __future__ import annotations
 
-import glob
-import os
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from parafeed.arguments import as_int
-from parafeed.dataset import UNKNOWN, Dataset
+from parafeed.dataset import Dataset
 from parafeed.elements import _short, to_element
-from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
+from parafeed.errors import InvalidArgumentError
+from parafeed.graph import SOURCE
 from parafeed.iterator import DatasetIterator
 from parafeed.structure import (
     STRING,
     TensorSpec,
     as_dtype,
-    dtype_name,
     flatten,
     is_nested,
     iter_leaves_with_paths,
     map_structure,
-    map_structure_up_to,
     pack_as,
-    shape_compatible,
-    shape_str,
     spec_of,
 )
 
@@ -46,6 +40,8 @@ def _read_only(element: Any) -> Any:
 
 class TensorsDataset(Dataset):
     """One element: the given (nested) tensors."""
+
+    kind = SOURCE
 
     def __init__(self, tensors: Any, name: str | None = None):
         super().__init__(name=name)
@@ -83,6 +79,8 @@ class _TensorsIterator(DatasetIterator):
 class TensorSlicesDataset(Dataset):
     """The slices of (nested) tensors along their first dimension."""
 
+    kind = SOURCE
+
     def __init__(self, tensors: Any, name: str | None = None):
         super().__init__(name=name)
         element = to_element(tensors, "from_tensor_slices()")
@@ -104,6 +102,15 @@ class TensorSlicesDataset(Dataset):
         self._element = _read_only(element)
         self._flat = flatten(self._element)
         self._length = sizes[0][1]
+
+    @property
+    def tensors(self) -> Any:
+        """The (nested) arrays this dataset slices, read-only."""
+        return self._element
+
+    def take_rows(self, rows: Any) -> TensorSlicesDataset:
+        """The same source over the rows at indices ``rows`` only (a replica's share)."""
+        return TensorSlicesDataset(pack_as(self._element, [a[rows] for a in self._flat]), name=self._name)
 
     def _make_iterator(self) -> DatasetIterator:
         return _SlicesIterator(self._element, self._flat, self._length)
@@ -157,6 +164,8 @@ class _SlicesIterator(DatasetIterator):
 
 class RangeDataset(Dataset):
     """``range(stop)`` / ``range(start, stop[, step])`` as scalars of ``output_type`` (int64 by default)."""
+
+    kind = SOURCE
 
     _CHUNK = 4096
 
@@ -227,178 +236,21 @@ class _RangeIterator(DatasetIterator):
         self._seek(int(state["index"]))
 
 
-class GeneratorDataset(Dataset):
-    """Elements yielded by a Python generator, checked against ``output_signature`` and converted to its dtypes."""
-
-    def __init__(
-        self,
-        generator: Callable[..., Any],
-        output_types: Any,
-        output_shapes: Any,
-        args: tuple | None,
-        output_signature: Any,
-        name: str | None = None,
-    ):
-        super().__init__(name=name)
-        if not callable(generator):
-            raise InvalidArgumentError(
-                "from_generator(): `generator` must be a callable that returns an iterator (e.g. a generator "
-                f"function), got {type(generator).__name__}; pass `lambda: gen` to wrap an existing iterator"
-            )
-        self._generator = generator
-        self._args = tuple(to_element(a, "from_generator() args") for a in (args or ()))
-        self._signature = _signature(output_types, output_shapes, output_signature)
-
-    def _make_iterator(self) -> DatasetIterator:
-        return _GeneratorIterator(self._generator(*self._args), self._signature)
-
-    def _element_spec(self) -> Any:
-        return self._signature
-
-    def _cardinality(self) -> int:
-        return UNKNOWN
-
-
-def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> Any:
-    if output_signature is not None:
-        if output_types is not None or output_shapes is not None:
-            raise InvalidArgumentError(
-                "from_generator(): give either `output_signature` or `output_types`/`output_shapes`, not both"
-            )
-
-        def check(spec: Any) -> Any:
-            if hasattr(spec, "shape") and hasattr(spec, "dtype") and not isinstance(spec, TensorSpec):
-                return TensorSpec(spec.shape, spec.dtype)  # a tf.TensorSpec
-            if not isinstance(spec, TensorSpec):
-                raise InvalidArgumentError(
-                    f"from_generator(): `output_signature` must be a (nested) structure of TensorSpec, got {spec!r}"
-                )
-            return spec
-
-        return map_structure(check, output_signature)
-    if output_types is None:
-        raise InvalidArgumentError(
-            "from_generator(): `output_signature` is required, e.g. output_signature=pf.TensorSpec((), 'int64')"
-        )
-    if output_shapes is None:
-        return map_structure(lambda t: TensorSpec(None, t), output_types)
-    shapes: list = []
-    try:
-        map_structure_up_to(output_types, shapes.append, output_shapes)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"from_generator(): `output_shapes` {output_shapes!r} must have the structure of `output_types`"
-        ) from None
-    return pack_as(output_types, [TensorSpec(s, t) for t, s in zip(flatten(output_types), shapes)])
-
-
-class _GeneratorIterator(DatasetIterator):
-    def __init__(self, source: Any, signature: Any):
-        super().__init__()
-        try:
-            self._source = iter(source)
-        except TypeError:
-            raise InvalidArgumentError(
-                f"from_generator(): `generator()` must return an iterator, returned {type(source).__name__}"
-            ) from None
-        self._signature = signature
-        self._index = 0
-
-    def __next__(self) -> Any:
-        value = next(self._source)
-        self._index += 1
-        return _conform(value, self._signature, self._index - 1)
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        """Replays the generator up to the saved index: resuming needs a generator that yields the same sequence
-        each time it is called (a file or a seeded computation), as tf.data's checkpoints of generators do not
-        exist at all."""
-        index = int(state["index"])
-        while self._index < index:
-            try:
-                next(self._source)
-            except StopIteration:
-                raise StateError(
-                    f"set_state(): from_generator(): the generator ended after {self._index} elements, before the "
-                    f"saved position {index}; resuming needs a generator that yields the same sequence again"
-                ) from None
-            self._index += 1
-
-    def close(self) -> None:
-        closer = getattr(self._source, "close", None)
-        if closer is not None:
-            closer()
-
-
-def _conform(value: Any, signature: Any, index: int) -> Any:
-    if isinstance(signature, TensorSpec):
-        return _conform_leaf(value, signature, index)
-    ok = (isinstance(signature, dict) and isinstance(value, dict) and set(value) == set(signature)) or (
-        isinstance(signature, tuple) and isinstance(value, tuple) and len(value) == len(signature)
-    )
-    if not ok:
-        raise ElementTypeError(
-            f"from_generator(): `generator` yielded element {index} that did not match the expected structure. "
-            f"The expected structure was {signature!r}, but the yielded element was {_short(value)}."
-        )
-    if isinstance(signature, dict):
-        return type(signature)((k, _conform(value[k], s, index)) for k, s in signature.items())
-    items = [_conform(v, s, index) for v, s in zip(value, signature)]
-    return type(signature)(*items) if hasattr(type(signature), "_fields") else tuple(items)
-
-
-def _conform_leaf(value: Any, spec: TensorSpec, index: int) -> Any:
-    try:
-        arr = _string_array(value) if spec.dtype == STRING else np.asarray(value, dtype=spec.dtype)
-    except (TypeError, ValueError, OverflowError):
-        raise ElementTypeError(
-            f"from_generator(): `generator` yielded element {index} that could not be converted to the expected "
-            f"type. The expected type was {dtype_name(spec.dtype)}, but the yielded element was {_short(value)}."
-        ) from None
-    if not shape_compatible(spec.shape, arr.shape):
-        raise ElementTypeError(
-            f"from_generator(): `generator` yielded element {index} of shape {shape_str(arr.shape)} where an "
-            f"element of shape {shape_str(spec.shape)} was expected."
-        )
-    return arr[()] if arr.ndim == 0 else arr
-
-
-def _string_array(value: Any) -> np.ndarray:
-    if isinstance(value, (bytes, str)):
-        return np.array(value.encode() if isinstance(value, str) else value, dtype=object)
-    leaf = to_element(value)
-    arr = np.asarray(leaf, dtype=object)
-    if not all(isinstance(x, bytes) for x in arr.reshape(-1)):
-        raise TypeError("not strings")
-    return arr
-
-
-def list_files(file_pattern: str | list[str], shuffle: bool | None, seed: int | None, name: str | None) -> Dataset:
-    """The files matching glob pattern(s), as ``bytes`` names; shuffled each epoch unless ``shuffle=False``."""
-    patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(file_pattern)
-    names: list[bytes] = []
-    for pattern in patterns:
-        pattern = os.fsdecode(pattern)
-        names.extend(os.fsencode(p) for p in sorted(glob.glob(pattern)))
-    if not names:
-        raise InvalidArgumentError(f"list_files(): no files matched pattern(s) {', '.join(map(str, patterns))}")
-    files = TensorSlicesDataset(np.array(names, dtype=object), name=name)
-    if shuffle is False:
-        return files
-    return files.shuffle(len(names), seed=seed)
-
-
 class ElementsDataset(Dataset):
     """A dataset over a list of elements already in memory (windows, groups, cached data)."""
+
+    kind = SOURCE
 
     def __init__(self, elements: list, element_spec: Any = None, name: str | None = None):
         super().__init__(name=name)
         self._elements = elements
-        if element_spec is not None:
-            self._spec = element_spec
+        self._given_spec = element_spec
+
+    def _element_spec(self) -> Any:
+        return super()._element_spec() if self._given_spec is None else self._given_spec
+
+    def _static_shapes(self) -> bool:
+        return False  # read off an element
 
     def _make_iterator(self) -> DatasetIterator:
         return _ListIterator(self._elements)

@@ -11,7 +11,7 @@ from parafeed.errors import ParafeedError
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from parafeed.convert import convert
+    from parafeed.tools.convert import convert
 
     result = convert(
         args.src, args.out, args.shards, name=args.name, label=args.label, seed=args.seed, workers=args.workers,
@@ -28,7 +28,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from parafeed.inspect_records import format_reports, inspect_file
+    from parafeed.tools.inspect import format_reports, inspect_file
 
     reports = [inspect_file(path, args.compression, args.label) for path in args.files]
     if args.json:
@@ -39,14 +39,14 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from parafeed.bench import main
+    from parafeed.tools.bench import main
 
     return main(args.script, args.seconds)
 
 
 def _report(args: argparse.Namespace) -> int:
     import parafeed as pf
-    from parafeed.convert import manifest_files, read_manifest
+    from parafeed.io.manifest import manifest_files, read_manifest
 
     manifest = read_manifest(args.shards)
     files = manifest_files(manifest)
@@ -67,7 +67,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from parafeed.demo import main
+    from parafeed.tools.demo import main
 
     return main(args.workdir, args.epochs, args.replicas)
 

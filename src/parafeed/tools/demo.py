@@ -148,7 +148,8 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
     import tensorflow as tf
     from tqdm import tqdm
 
-    from parafeed.convert import convert, manifest_files
+    from parafeed.io.manifest import manifest_files
+    from parafeed.tools.convert import convert
 
     started = time.perf_counter()
     print(f"1. data: scikit-learn digits -> PNG/JPEG files -> TFRecord shards in {workdir}/")

@@ -1,19 +1,28 @@
-"""File-reading source datasets: ``TFRecordDataset``, ``TextLineDataset`` and ``CsvDataset``."""
+"""File sources: ``TFRecordDataset``, ``TextLineDataset``, ``CsvDataset`` and ``Dataset.list_files``.
+
+A reader is a source node whose parent is the dataset of file names it reads (a fixed list, a ``list_files`` result
+or any pipeline of names). It reports its files and their record counts through methods, so replica sharding can
+split them; ``with_parents(names)`` is the same reader over other files.
+"""
 
 from __future__ import annotations
 
-import copy
+import glob
+import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError
+from parafeed.graph import SOURCE
 from parafeed.iterator import DatasetIterator
-from parafeed.ops.shuffle import ShuffleDataset
-from parafeed.ops.sources import TensorSlicesDataset
+from parafeed.sources.memory import TensorSlicesDataset
 from parafeed.structure import STRING, TensorSpec
+
+log = logging.getLogger("parafeed")
 
 
 def filenames_dataset(step: str, filenames: Any) -> Dataset:
@@ -29,22 +38,24 @@ def filenames_dataset(step: str, filenames: Any) -> Dataset:
     return Dataset.from_tensor_slices(np.array(names, dtype=object).reshape(-1))
 
 
-def read_files(step: str, filenames: Any, open_file: Any, num_parallel_reads: int | None) -> Dataset:
-    """Records of every file in turn (``num_parallel_reads``: that many files interleaved, one record each)."""
-    files = filenames_dataset(step, filenames)
-    if num_parallel_reads is None:
-        return files.flat_map(open_file)
-    if num_parallel_reads != AUTOTUNE and num_parallel_reads <= 0:
-        raise InvalidArgumentError(f"{step}: `num_parallel_reads` must be > 0 or AUTOTUNE, got {num_parallel_reads}")
-    return files.interleave(
-        open_file, cycle_length=num_parallel_reads, block_length=1, num_parallel_calls=num_parallel_reads
-    )
+def fixed_names(files: Dataset) -> list[str] | None:
+    """The names a dataset of file names yields, when they are a fixed list (in any order: ``list_files`` shuffles
+    them); None when a pipeline computes them."""
+    from parafeed.ops.shuffle import ShuffleDataset
+
+    if isinstance(files, ShuffleDataset):
+        files = files.parents[0]
+    if not isinstance(files, TensorSlicesDataset):
+        return None
+    return [os.fsdecode(f) for f in np.asarray(files.tensors).reshape(-1).tolist()]
 
 
 class _FileRecordsDataset(Dataset):
     """The records of one file, read by ``reader(path)``, a DatasetIterator."""
 
-    def __init__(self, path: bytes, reader: Any):
+    kind = SOURCE
+
+    def __init__(self, path: bytes, reader: Callable[[str], DatasetIterator]):
         super().__init__()
         self._path = os.fsdecode(path)
         self._reader = reader
@@ -55,58 +66,98 @@ class _FileRecordsDataset(Dataset):
     def _element_spec(self) -> Any:
         return TensorSpec((), STRING)
 
-    def _cardinality(self) -> int:
-        return UNKNOWN
-
 
 class FileReaderDataset(Dataset):
     """Base of the readers: the records of a list of files, read by ``reader(path)`` one file after another (or
-    ``num_parallel_reads`` files interleaved). It knows its files, so replica sharding can split them."""
+    ``num_parallel_reads`` files interleaved, one record from each in turn)."""
 
+    kind = SOURCE
     _step = "reader"
 
-    def __init__(self, filenames: Any, reader: Any, num_parallel_reads: int | None, name: str | None):
-        self._files = filenames_dataset(self._step, filenames)
+    def __init__(
+        self,
+        filenames: Any,
+        reader: Callable[[str], DatasetIterator],
+        num_parallel_reads: int | None,
+        name: str | None,
+    ):
+        if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE and num_parallel_reads <= 0:
+            raise InvalidArgumentError(
+                f"{self._step}: `num_parallel_reads` must be > 0 or AUTOTUNE, got {num_parallel_reads}"
+            )
+        super().__init__((filenames_dataset(self._step, filenames),), name=name)
         self._reader = reader
         self._num_parallel_reads = num_parallel_reads
 
-        def open_file(path: bytes) -> Dataset:
-            return _FileRecordsDataset(path, reader)
+    @property
+    def num_parallel_reads(self) -> int | None:
+        return self._num_parallel_reads
 
-        records = read_files(self._step, self._files, open_file, num_parallel_reads)
-        super().__init__((records,), name=name)
+    @property
+    def indexed(self) -> bool:
+        """Whether records can be read by position (uncompressed TFRecord files, through their index)."""
+        return False
+
+    def _records(self) -> Dataset:
+        """The records of every file in turn, or ``num_parallel_reads`` files interleaved."""
+
+        def open_file(path: bytes) -> Dataset:
+            return _FileRecordsDataset(path, self._reader)
+
+        files = self._parents[0]
+        if self._num_parallel_reads is None:
+            return files.flat_map(open_file)
+        n = self._num_parallel_reads
+        return files.interleave(open_file, cycle_length=n, block_length=1, num_parallel_calls=n)
 
     def _make_iterator(self) -> DatasetIterator:
-        return self._parents[0]._iter()
+        return self._records()._iter()
 
     def _element_spec(self) -> Any:
         return TensorSpec((), STRING)
 
     def _sample_element(self) -> Any:
-        return self._parents[0]._sample_element()
-
-    def _with_files(self, files: Dataset) -> FileReaderDataset:
-        """The same reader over other files (replica sharding by file)."""
-        clone = copy.copy(self)
-        FileReaderDataset.__init__(clone, files, self._reader, self._num_parallel_reads, self._name)
-        return clone
+        return self._records()._sample_element()
 
     def file_list(self) -> list[str] | None:
-        """The file names, when they are a fixed list (not computed by a pipeline)."""
-        files = self._files
-        if isinstance(files, ShuffleDataset):
-            files = files._parent
-        if not isinstance(files, TensorSlicesDataset):
-            return None
-        return [os.fsdecode(f) for f in files._flat[0].tolist()]
+        """The file names, when they are a fixed list (not computed by a pipeline); a ``list_files`` shuffle of a
+        fixed list counts (its order changes, not its files)."""
+        return fixed_names(self._parents[0])
 
     def record_count(self, path: str) -> int:
-        """Records in one file (read once to count them; TFRecord files use their index)."""
+        """Records in one file (read once to count them; uncompressed TFRecord files use their index)."""
         it = self._reader(path)
         try:
             return sum(1 for _ in it)
         finally:
             it.close()
+
+    def record_counts(self) -> list[int] | None:
+        """Every file's record count, for a fixed list of files; None when the files are computed or cannot be
+        read (with a warning saying why)."""
+        files = self.file_list()
+        if files is None:
+            return None
+        try:
+            return [self.record_count(f) for f in files]
+        except Exception as err:
+            log.warning("%s: could not count the records of %d files (%s)", self._step, len(files), err)
+            return None
+
+    def _count_records(self) -> int:
+        counts = self.record_counts()
+        return UNKNOWN if counts is None else sum(counts)
+
+    def record_order(self, files: list[int], counts: list[int]) -> np.ndarray:
+        """The positions (in the concatenation of ``file_list()``, whose files hold ``counts`` records) of the
+        records in the order this reader yields them when its files come in the order ``files`` (indices)."""
+        starts = np.cumsum([0, *counts])
+        if self._num_parallel_reads is None:
+            return np.concatenate([np.arange(starts[k], starts[k + 1]) for k in files] or [np.zeros(0, np.int64)])
+        order = Dataset.from_tensor_slices(np.asarray(files, np.int64)).interleave(
+            lambda k: Dataset.range(starts[k], starts[k + 1]), cycle_length=self._num_parallel_reads, block_length=1
+        )  # the reader's own interleave order, over positions instead of records
+        return np.fromiter(order, np.int64)
 
 
 class TFRecordDataset(FileReaderDataset):
@@ -137,7 +188,15 @@ class TFRecordDataset(FileReaderDataset):
 
         self._compression = compression = compression_type_of(compression_type)
         size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
-        super().__init__(filenames, lambda p: TFRecordFileReader(p, compression, size), num_parallel_reads, name)
+
+        def reader(path: str) -> DatasetIterator:
+            return TFRecordFileReader(path, compression, size)
+
+        super().__init__(filenames, reader, num_parallel_reads, name)
+
+    @property
+    def indexed(self) -> bool:
+        return not self._compression
 
     def record_count(self, path: str) -> int:
         if self._compression:
@@ -165,7 +224,11 @@ class TextLineDataset(FileReaderDataset):
 
         compression = compression_type_of(compression_type)
         size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
-        super().__init__(filenames, lambda p: TextLineReader(p, compression, size), num_parallel_reads, name)
+
+        def reader(path: str) -> DatasetIterator:
+            return TextLineReader(path, compression, size)
+
+        super().__init__(filenames, reader, num_parallel_reads, name)
 
 
 class CsvDataset(FileReaderDataset):
@@ -213,7 +276,7 @@ class CsvDataset(FileReaderDataset):
         compression = compression_type_of(compression_type)
         size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
 
-        def reader(path: str) -> CsvReader:
+        def reader(path: str) -> DatasetIterator:
             return CsvReader(path, columns, compression, size, bool(header), bool(use_quote_delim))
 
         super().__init__(filenames, reader, None, name)
@@ -222,59 +285,16 @@ class CsvDataset(FileReaderDataset):
         return self._columns.spec
 
 
-class TFRecordSelectionDataset(Dataset):
-    """Chosen records of uncompressed TFRecord files, by position in the files' concatenation, in file order (read
-    by seeking with each file's record index): one replica's share of a stratified split."""
-
-    def __init__(self, files: list[str], counts: list[int], positions: Any, name: str | None = None):
-        super().__init__(name=name)
-        self._files = files
-        starts = np.cumsum([0, *counts])
-        positions = np.sort(np.asarray(positions, dtype=np.int64))
-        owner = np.searchsorted(starts, positions, side="right") - 1
-        self._selection = [(f, positions[owner == i] - starts[i]) for i, f in enumerate(files) if (owner == i).any()]
-        self._count = len(positions)
-
-    def _make_iterator(self) -> DatasetIterator:
-        return _SelectionIterator(self._selection)
-
-    def _element_spec(self) -> Any:
-        return TensorSpec((), STRING)
-
-    def _cardinality(self) -> int:
-        return self._count
-
-
-class _SelectionIterator(DatasetIterator):
-    def __init__(self, selection: list):
-        super().__init__()
-        self._selection = selection
-        self._seek(0)
-
-    def _seek(self, index: int) -> None:
-        from parafeed.io.index import read_records
-
-        def records() -> Any:
-            left = index
-            for path, indices in self._selection:
-                if left < len(indices):
-                    yield from read_records(path, indices[left:])
-                left = max(0, left - len(indices))
-
-        self._records = records()
-        self._index = index
-
-    def __next__(self) -> bytes:
-        x = next(self._records)
-        self._index += 1
-        return x
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        self._records.close()
-        self._seek(int(state["index"]))
-
-    def close(self) -> None:
-        self._records.close()
+def list_files(file_pattern: str | list[str], shuffle: bool | None, seed: int | None, name: str | None) -> Dataset:
+    """The files matching glob pattern(s), as ``bytes`` names; shuffled each epoch unless ``shuffle=False``."""
+    patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(file_pattern)
+    names: list[bytes] = []
+    for pattern in patterns:
+        pattern = os.fsdecode(pattern)
+        names.extend(os.fsencode(p) for p in sorted(glob.glob(pattern)))
+    if not names:
+        raise InvalidArgumentError(f"list_files(): no files matched pattern(s) {', '.join(map(str, patterns))}")
+    files = TensorSlicesDataset(np.array(names, dtype=object), name=name)
+    if shuffle is False:
+        return files
+    return files.shuffle(len(names), seed=seed)

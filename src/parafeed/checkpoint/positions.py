@@ -1,0 +1,88 @@
+"""What steps use to save their positions: positions of iterators that read ahead, buffers re-read on restore.
+
+Iterators save their position with ``get_state()`` (see :class:`parafeed.iterator.DatasetIterator`). Steps that
+read ahead on threads (``prefetch``, parallel ``map`` and ``interleave``) save the state their input had *before*
+a hand-over plus how many of its elements the consumer took (a :func:`position`). Steps that buffer elements
+(``shuffle``, ``group_by_window``, ``window``) save the input indices of what they hold and re-read those elements
+on restore from a saved input state (:class:`Snapshots`), so no element data goes into a state.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from parafeed.errors import StateError
+
+
+def position(at: dict | None, skip: int, error: BaseException | None = None) -> dict:
+    """A position taken after ``skip`` elements from the input state ``at``."""
+    if at is None:
+        raise StateError(f"get_state(): the input of this step cannot save its position: {error}") from error
+    return {"at": at, "skip": skip}
+
+
+def seek(it: Any, pos: dict) -> None:
+    """Move a new iterator to a :func:`position`."""
+    it.set_state(pos["at"])
+    skip = int(pos["skip"])
+    if skip and it.skip(skip) != skip:
+        raise StateError(f"set_state(): the input ended before the saved position ({skip} elements past a state)")
+
+
+def snapshot(it: Any) -> tuple[dict | None, BaseException | None]:
+    """``(it.get_state(), None)``, or ``(None, error)`` where the input cannot save its position: a pipeline that is
+    never checkpointed must not fail because one of its steps could not be."""
+    try:
+        return it.get_state(), None
+    except StateError as err:
+        return None, err
+
+
+class Snapshots:
+    """Input states kept every ``every`` elements, so that elements still buffered can be re-read on restore.
+
+    The owner numbers the elements it pulls (0, 1, ...) and calls :meth:`note` after each pull; it passes the
+    smallest index it still holds so that states older than needed are dropped.
+    """
+
+    def __init__(self, parent: Any, every: int):
+        self._parent = parent
+        self._every = max(1, every)
+        state, self._error = snapshot(parent)
+        self._kept: deque = deque([(0, state)])
+
+    def note(self, pulled: int, oldest: Callable[[], int]) -> None:
+        """Called with the number of elements pulled so far; keeps a state every ``every`` elements."""
+        if pulled % self._every or self._error is not None:
+            return
+        state, self._error = snapshot(self._parent)
+        self._kept.append((pulled, state))
+        low = oldest()
+        while len(self._kept) > 1 and self._kept[1][0] <= low:
+            self._kept.popleft()
+
+    def state(self, held: list[int], pulled: int) -> dict:
+        """A state to re-read the elements at indices ``held`` from, and to go on after ``pulled`` elements."""
+        if self._error is not None:
+            position(None, 0, self._error)
+        low = min(held, default=pulled)
+        start, state = next((i, s) for i, s in reversed(self._kept) if i <= low)
+        return {"from": start, "at": state, "pulled": pulled}
+
+    def restore(self, state: dict, held: list[int]) -> dict[int, Any]:
+        """Re-read the elements at indices ``held`` and leave the input after ``state["pulled"]`` elements."""
+        start, pulled = int(state["from"]), int(state["pulled"])
+        self._parent.set_state(state["at"])
+        self._kept = deque([(start, state["at"])])
+        found: dict[int, Any] = {}
+        here = start
+        for i in sorted(set(held)):
+            if i < here or self._parent.skip(i - here) != i - here:
+                raise StateError("set_state(): the input ended before a buffered element could be read again")
+            found[i] = next(self._parent)
+            here = i + 1
+        if pulled > here and self._parent.skip(pulled - here) != pulled - here:
+            raise StateError("set_state(): the input ended before the saved position")
+        return found

@@ -1,0 +1,25 @@
+"""Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, text, CSV).
+
+Every source is a node of kind ``SOURCE`` (see :mod:`parafeed.graph`); file readers report their files and record
+counts through methods, so replica sharding can split them.
+"""
+
+from parafeed.sources.files import CsvDataset, FileReaderDataset, TextLineDataset, TFRecordDataset, list_files
+from parafeed.sources.generator import GeneratorDataset
+from parafeed.sources.memory import ElementsDataset, RangeDataset, TensorsDataset, TensorSlicesDataset
+from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
+
+__all__ = [
+    "CsvDataset",
+    "ElementsDataset",
+    "FileReaderDataset",
+    "GeneratorDataset",
+    "RangeDataset",
+    "RecordsAtDataset",
+    "ShuffledShareDataset",
+    "TFRecordDataset",
+    "TensorSlicesDataset",
+    "TensorsDataset",
+    "TextLineDataset",
+    "list_files",
+]

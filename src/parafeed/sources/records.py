@@ -1,0 +1,133 @@
+"""Sources that read chosen records of uncompressed TFRecord files by position, seeking with their index.
+
+* :class:`RecordsAtDataset`: the records at given positions of the files' concatenation (one replica's share of a
+  label-balanced split).
+* :class:`ShuffledShareDataset`: one replica's share of the global order that seeded shuffles give a reader's
+  records. The order a shuffle buffer produces depends only on its seed, its iteration and the number of records,
+  not on the records, so every replica computes the same global order of positions and reads only its own records
+  (``r, r + n, ...``, from where a resumed pass begins).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from parafeed.dataset import Dataset
+from parafeed.errors import StateError
+from parafeed.graph import SOURCE
+from parafeed.iterator import DatasetIterator, Scope, build_in, current_scope
+from parafeed.structure import STRING, TensorSpec
+
+
+class _RecordsDataset(Dataset):
+    kind = SOURCE
+
+    def __init__(self, files: list[str], counts: list[int], parents: tuple = (), name: str | None = None):
+        super().__init__(parents, name=name)
+        self._files = list(files)
+        self._counts = list(counts)
+
+    def _element_spec(self) -> Any:
+        return TensorSpec((), STRING)
+
+
+class RecordsAtDataset(_RecordsDataset):
+    """The records at ``positions`` of the concatenation of ``files`` (which hold ``counts`` records), in order."""
+
+    def __init__(self, files: list[str], counts: list[int], positions: Any, name: str | None = None):
+        super().__init__(files, counts, name=name)
+        self._positions = np.asarray(positions, dtype=np.int64)
+
+    def _make_iterator(self) -> DatasetIterator:
+        return _PositionsIterator(self._files, self._counts, lambda: self._positions)
+
+    def _cardinality(self) -> int:
+        return len(self._positions)
+
+
+class ShuffledShareDataset(_RecordsDataset):
+    """Replica ``replica_id`` of ``num_replicas``'s records of ``reader``'s global order after ``shuffles`` (seeded
+    shuffle steps, innermost first). Its parent is the reader's dataset of file names."""
+
+    def __init__(self, reader: Any, counts: list[int], shuffles: list, num_replicas: int, replica_id: int):
+        super().__init__(reader.file_list(), counts, reader.parents, name=reader.name)
+        self._order_of = reader.record_order
+        self._shuffles = list(shuffles)
+        self._n, self._r = num_replicas, replica_id
+
+    def share(self, scope: Scope) -> np.ndarray:
+        """This replica's positions in ``scope`` (its iteration picks the shuffle orders; a resumed pass begins
+        ``run.start`` samples into the global order)."""
+        from parafeed.ops.shuffle import shuffled_indices
+
+        index = {f: k for k, f in enumerate(self._files)}
+        names = [os.fsdecode(x) for x in _all(build_in(scope, self._parents[0]))]
+        order = self._order_of([index[f] for f in names], self._counts)
+        for shuffle in self._shuffles:
+            order = order[shuffled_indices(len(order), shuffle.buffer_size, shuffle.order_seed(scope))]
+        start = scope.run.start if scope.run is not None and scope.top_level else 0
+        return order[start + self._r :: self._n]
+
+    def _make_iterator(self) -> DatasetIterator:
+        scope = current_scope()
+        return _PositionsIterator(self._files, self._counts, lambda: self.share(scope))
+
+    def _cardinality(self) -> int:
+        total = sum(self._counts)
+        return total // self._n + (1 if total % self._n > self._r else 0)
+
+
+def _all(it: DatasetIterator) -> list:
+    try:
+        return list(it)
+    finally:
+        it.close()
+
+
+class _PositionsIterator(DatasetIterator):
+    """Reads the records at ``positions()`` (computed on first use, and again after a restore: they may depend on
+    the run's iteration, which a restore sets)."""
+
+    def __init__(self, files: list[str], counts: list[int], positions: Callable[[], np.ndarray]):
+        super().__init__()
+        from parafeed.io.index import RecordFiles
+
+        self._records = RecordFiles(files, counts)
+        self._positions_of = positions
+        self._positions: np.ndarray | None = None
+        self._index = 0
+
+    def _todo(self) -> np.ndarray:
+        if self._positions is None:
+            self._positions = self._positions_of()
+        return self._positions
+
+    def __next__(self) -> bytes:
+        positions = self._todo()
+        if self._index >= len(positions):
+            raise StopIteration
+        record = self._records.read(int(positions[self._index]))
+        self._index += 1
+        return record
+
+    def skip(self, n: int) -> int:
+        done = max(0, min(n, len(self._todo()) - self._index))
+        self._index += done
+        return done
+
+    def _get_state(self) -> dict:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict) -> None:
+        self._positions = None
+        index = int(state["index"])
+        if index > len(self._todo()):
+            raise StateError(f"set_state(): the saved position {index} is past the {len(self._todo())} records here")
+        self._index = index
+
+    def close(self) -> None:
+        self._records.close()
