@@ -22,9 +22,8 @@ from parafeed.iterator import (
     IterationCounter,
     ResumePoint,
     RunContext,
-    Scope,
-    building,
     current_scope,
+    start_run,
 )
 from parafeed.options import Options
 from parafeed.structure import spec_of
@@ -594,23 +593,13 @@ def iterate(dataset: Dataset, run: dict | None = None, resumed: ResumePoint | No
             did, rather than as the next iteration of ``dataset``.
         resumed: where this pass begins in its epoch (see :mod:`parafeed.checkpoint`).
     """
-    from parafeed.stats import StatsCollector
-
-    options = dataset.options()
-    context = RunContext(dataset, options, resumed=resumed or ResumePoint())
-    if options.resolve("stats"):
-        context.stats = StatsCollector()
+    context = RunContext(dataset, dataset.options(), resumed=resumed or ResumePoint())
     if run is None:
         context.counter = dataset._iterations
         context.iteration = context.counter.take()
     else:
         context.restore(run)
-    with building(Scope(context)):
-        it = dataset._iter()
-    if context.stats is not None:
-        context.stats.finish_building()
-    it._run = context
-    return it
+    return start_run(context)
 
 
 class _Unset:

@@ -156,6 +156,20 @@ def building(scope: Scope) -> Iterator[None]:
         _scope.reset(token)
 
 
+def start_run(context: RunContext) -> DatasetIterator:
+    """Build the iterator tree of ``context.dataset`` in a new run ``context``; returns its root iterator."""
+    if context.options.resolve("stats"):
+        from parafeed.stats import StatsCollector
+
+        context.stats = StatsCollector()
+    with building(Scope(context)):
+        it = context.dataset._iter()
+    if context.stats is not None:
+        context.stats.finish_building()
+    it._run = context
+    return it
+
+
 def build_in(scope: Scope, dataset: Any, epoch: int | None = None, replay: int | None = None) -> DatasetIterator:
     """``dataset``'s iterator built in ``scope`` (kept from when a step was built), in pass ``epoch`` of a
     ``repeat`` or replaying iteration ``replay``."""
@@ -180,7 +194,7 @@ class DatasetIterator:
     returns) also carries the run: its state includes the run's, and ``stats()`` reports the run's counters.
     """
 
-    _stage: StageStats | None = None  # this step's counters, when the run collects stats
+    stage: StageStats | None = None  # this step's counters, when the run collects stats (set by the collector)
     _run: RunContext | None = None  # set on the root iterator of a run
 
     def __init__(self, *parents: DatasetIterator):

@@ -78,7 +78,7 @@ class StatsCollector:
             return it
         stage.inputs = inputs
         self._building[-1].append(stage)
-        it._stage = stage
+        it.stage = stage
         return StatsIterator(it, stage)
 
     def finish_building(self) -> None:
@@ -108,16 +108,16 @@ class StatsIterator(DatasetIterator):
     def __init__(self, inner: DatasetIterator, stage: StageStats):
         super().__init__(inner)
         self._inner = inner
-        self._stage = stage
+        self._counts = stage
 
     def __next__(self) -> Any:
         start = time.perf_counter()
         try:
             x = next(self._inner)
         finally:
-            self._stage.time += time.perf_counter() - start
-        self._stage.elements += 1
-        self._stage.bytes += element_bytes(x)
+            self._counts.time += time.perf_counter() - start
+        self._counts.elements += 1
+        self._counts.bytes += element_bytes(x)
         return x
 
     def skip(self, n: int) -> int:

@@ -141,6 +141,9 @@ def test_keras_fit_under_multi_worker_mirrored_strategy_on_uneven_files(tmp_path
         finish(job, 240)
     results = [json.loads(o.read_text()) for o in outs]
     assert [r["replicas"] for r in results] == [2, 2]
+    # a finite dataset: TensorFlow's multi-worker partial-batch handling shows an unknown batch dimension; repeated
+    # (infinite), it has none, and the fixed size of equal_steps' batches shows
+    assert results[0]["batch_dims"] == {"finite": None, "repeat": 8}  # 16 over 2 replicas
     assert sorted(results[0]["ids"] + results[1]["ids"]) == list(range(sum(SIZES)))  # every sample once
     assert results[0]["steps"] == results[1]["steps"]  # equal steps: nobody waits at the end of an epoch
     if policy == "FILE":  # whole files: 104 records against 9, so one worker pads most of its batches
@@ -172,21 +175,18 @@ def _fit_through_feed(path, stop_after=None, epochs=3):
     """Keras fit over a CheckpointedFeed up to ``epochs``; returns the batches trained on (first column of x)."""
     import keras
 
-    x = np.arange(64, dtype=np.float32).reshape(-1, 1)
-    ds = pf.Dataset.from_tensor_slices((x, (x[:, 0] % 2).astype(np.int64))).shuffle(16, seed=1).batch(8)
-    feed = pf.adapters.tf.CheckpointedFeed(ds, str(path), save_freq=3)
-    trained, produced = [], []
-    elements = feed._elements
+    produced, trained = [], []
 
-    def spy():  # the batches of this epoch, in the order Keras receives (and trains on) them
-        produced.clear()
-        for batch in elements():
-            produced.append(batch[0][:, 0].astype(int).tolist())
-            yield batch
+    def record(x, y):  # the last step: batches in the order TensorFlow receives (and trains on) them
+        produced.append(x[:, 0].astype(int).tolist())
+        return x, y
 
-    feed.dataset = pf.adapters.tf._from_generator(spy, pf.adapters.tf.tf_signature(ds), pf.UNKNOWN)
+    feed = pf.adapters.tf.CheckpointedFeed(_feed_pipeline().map(record), str(path), save_freq=3)
 
     class Record(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            produced.clear()
+
         def on_train_batch_end(self, batch, logs=None):
             trained.append(produced[batch])
             if stop_after is not None and len(trained) >= stop_after:
@@ -196,6 +196,20 @@ def _fit_through_feed(path, stop_after=None, epochs=3):
     model.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(feed.dataset, epochs=epochs, initial_epoch=feed.epoch, callbacks=[Record(), feed.callback], verbose=0)
     return trained
+
+
+def _feed_pipeline():
+    x = np.arange(64, dtype=np.float32).reshape(-1, 1)
+    return pf.Dataset.from_tensor_slices((x, (x[:, 0] % 2).astype(np.int64))).shuffle(16, seed=1).batch(8)
+
+
+def test_checkpointed_feed_keeps_each_position_before_handing_the_batch_over(tmp_path):
+    """Bug: the state after batch k was kept only when TensorFlow asked for batch k + 1, so on a busy machine Keras
+    could report batch k before its position existed (StateError in fit)."""
+    feed = pf.adapters.tf.CheckpointedFeed(_feed_pipeline(), str(tmp_path / "feed.json"), save_freq=1)
+    for k, _ in enumerate(feed.elements(), 1):  # nothing else runs: the position is there as the batch is
+        assert feed.position(0, k)["steps"] == k
+    assert feed.ended
 
 
 @pytest.mark.timeout(300)
@@ -212,7 +226,6 @@ def test_checkpointed_feed_saves_where_keras_training_stopped(tmp_path):
     first = _fit_through_feed(path, stop_after=11)
     saved = json.loads(path.read_text())
     assert saved["epoch"] == 1 and saved["state"]["steps"] == 3
-    x = np.arange(64, dtype=np.float32).reshape(-1, 1)
-    ds = pf.Dataset.from_tensor_slices((x, (x[:, 0] % 2).astype(np.int64))).shuffle(16, seed=1).batch(8)
-    rest = [b[0][:, 0].astype(int).tolist() for b in pf.distribute.resume(ds, saved["state"])]
+    same = _feed_pipeline().map(lambda x, y: (x, y))  # as the feed's, with its last step
+    rest = [b[0][:, 0].astype(int).tolist() for b in pf.distribute.resume(same, saved["state"])]
     assert first + rest == full[:16]

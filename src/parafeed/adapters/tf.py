@@ -88,16 +88,18 @@ class CheckpointedFeed:
             raise InvalidArgumentError(
                 f"CheckpointedFeed(): `save_freq` must be 'epoch' or an int > 0, got {save_freq!r}"
             )
-        self._ds, self._path, self._save_freq = ds, path, save_freq
+        self._ds, self._path, self.save_freq = ds, path, save_freq
         saved = _read_json(path) or {}
         self.epoch = saved.get("epoch", 0)  # the epoch to resume in (``initial_epoch``)
         self._epochs = Epochs(ds, saved.get("state"), saved.get("run"))
         self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
         self._ended = False
-        self.dataset = _from_generator(self._elements, output_signature or tf_signature(ds), UNKNOWN)
+        self.dataset = _from_generator(self.elements, output_signature or tf_signature(ds), UNKNOWN)
         self.callback = _feed_callback(self)
 
-    def _elements(self) -> Iterator[Any]:
+    def elements(self) -> Iterator[Any]:
+        """One epoch's elements, as TensorFlow reads them (``dataset`` is these); the state after each element is
+        kept before the element is handed over, so it is there for every batch Keras can report."""
         it = self._epochs.next()
         self._states = states = {0: save_state(it, 0)}
         self._ended, step = False, 0
@@ -116,7 +118,20 @@ class CheckpointedFeed:
         finally:
             it.close()
 
-    def _write(self, epoch: int, state: dict | None) -> None:
+    @property
+    def ended(self) -> bool:
+        """Whether the epoch in progress has ended (its last batch was handed to TensorFlow)."""
+        return self._ended
+
+    def position(self, epoch: int, steps: int) -> dict:
+        """The state after the first ``steps`` batches of the epoch in progress, numbered ``epoch``."""
+        state = self._states.get(steps)
+        if state is None:
+            raise StateError(f"CheckpointedFeed: no state kept for step {steps} of epoch {epoch}")
+        return state
+
+    def save(self, epoch: int, state: dict | None) -> None:
+        """Write the file: to go on in ``epoch`` from ``state`` (None: at the start of ``epoch``)."""
         data = {"epoch": epoch, "state": state, "run": self._epochs.upcoming()}
         tmp = f"{self._path}.tmp"
         with open(tmp, "w") as f:
@@ -140,18 +155,15 @@ def _feed_callback(feed: CheckpointedFeed) -> Any:
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             self._total, self._batches = self._total + 1, batch + 1
-            if feed._save_freq != "epoch" and self._total % feed._save_freq == 0:
+            if feed.save_freq != "epoch" and self._total % feed.save_freq == 0:
                 self._save_position()
 
-        def _save_position(self) -> None:
-            state = feed._states.get(self._batches)  # the position after the last batch trained on
-            if state is None:
-                raise StateError(f"CheckpointedFeed: no state kept for step {self._batches} of epoch {self._epoch}")
-            feed._write(self._epoch, state)
+        def _save_position(self) -> None:  # the position after the last batch trained on
+            feed.save(self._epoch, feed.position(self._epoch, self._batches))
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            if feed._ended:
-                feed._write(epoch + 1, None)
+            if feed.ended:
+                feed.save(epoch + 1, None)
             else:  # training stopped inside the epoch: save where it stopped
                 self._save_position()
 

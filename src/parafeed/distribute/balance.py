@@ -117,7 +117,7 @@ def count_batches(make_pipeline: Callable[[int, int], Dataset], num_replicas: in
             raise InvalidArgumentError(
                 f"count_batches(): make_pipeline must return a pf.Dataset, got {type(ds).__name__}"
             )
-        known = ds._cardinality()
+        known = int(ds.cardinality())
         if known == INFINITE:
             raise InvalidArgumentError(f"count_batches(): replica {r}'s pipeline is infinite (a repeat())")
         counts.append(known if known >= 0 else sum(1 for _ in ds))

@@ -57,8 +57,8 @@ class _PrefetchIterator(DatasetIterator):
         background = self._background
         if background is None:  # started on first use, so an unused iterator costs no thread
             background = self._background = BackgroundIterator(self._parent, self._size, "parafeed-prefetch")
-            if self._stage is not None:
-                self._stage.threaded, self._stage.buffer_size = True, self._size
+            if self.stage is not None:
+                self.stage.threaded, self.stage.buffer_size = True, self._size
         if self._autotune:
             buffered = background.buffered
             if buffered >= background.size:
@@ -69,8 +69,8 @@ class _PrefetchIterator(DatasetIterator):
         x = background.get()
         if self._autotune and not self._element_bytes:
             self._element_bytes = element_bytes(x)
-        if self._stage is not None:
-            self._stage.buffered = background.buffered
+        if self.stage is not None:
+            self.stage.buffered = background.buffered
         return x
 
     def _grow(self, background: BackgroundIterator) -> None:
@@ -83,8 +83,8 @@ class _PrefetchIterator(DatasetIterator):
                 return
             self._reserved += extra
         background.resize(size)
-        if self._stage is not None:
-            self._stage.buffer_size = size
+        if self.stage is not None:
+            self.stage.buffer_size = size
 
     def _get_state(self) -> dict:
         if self._background is None:

@@ -253,7 +253,7 @@ class ParallelMapIterator(DatasetIterator):
                 per = seconds / len(payload)
                 self._per_element = per if not self._per_element else 0.8 * self._per_element + 0.2 * per
                 self._shared.chunk = task_size(self._per_element, self._target)  # type: ignore[union-attr]
-            stage = self._stage
+            stage = self.stage
             if stage is not None:
                 stage.worker_time += seconds
                 stage.buffered = len(self._done)
@@ -264,8 +264,8 @@ class ParallelMapIterator(DatasetIterator):
                 with self._shared.cond:  # type: ignore[union-attr]
                     self._shared.limit = value * self._depth  # type: ignore[union-attr]
                     self._shared.cond.notify()  # type: ignore[union-attr]
-            if self._stage is not None:
-                self._stage.parallelism = value
+            if self.stage is not None:
+                self.stage.parallelism = value
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -303,10 +303,10 @@ class ParallelMapIterator(DatasetIterator):
             target=_feed, args=(shared, self._parent, self._executor), name="parafeed-feeder", daemon=True
         )
         self._feeder.start()
-        if self._stage is not None:
-            self._stage.threaded = True
-            self._stage.parallelism = parallelism
-            self._stage.buffer_size = parallelism
+        if self.stage is not None:
+            self.stage.threaded = True
+            self.stage.parallelism = parallelism
+            self.stage.buffer_size = parallelism
 
     def close(self) -> None:
         if self._closed:

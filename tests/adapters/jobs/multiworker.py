@@ -40,7 +40,15 @@ def main(index: int, ports: str, policy: str, out: str, files: list[str]) -> Non
         return pipeline
 
     result: dict = {"replicas": strategy.num_replicas_in_sync, "ids": [], "padded": 0}
-    for batch in pf.adapters.tf.distribute(strategy, make(parse_with_id), 16):
+    finite = pf.adapters.tf.distribute(strategy, make(parse_with_id), 16)
+    # TensorFlow's batch dimension under this strategy (docs/distribution.md says what it is and why); a
+    # PerReplicaSpec keeps its replicas' specs in _value_specs
+    repeated = pf.adapters.tf.distribute(strategy, make(parse), 16, repeat=True)
+    result["batch_dims"] = {
+        "finite": finite.element_spec[0]._value_specs[0].shape[0],
+        "repeat": repeated.element_spec[0]._value_specs[0].shape[0],
+    }
+    for batch in finite:
         ids, _, weights = (strategy.experimental_local_results(t)[0].numpy() for t in batch)  # one replica here
         real = weights == 1.0
         result["ids"] += ids[real].tolist()
