@@ -168,7 +168,7 @@ def test_feed_stats_measure_how_long_tensorflow_waited_for_batches():
         time.sleep(0.05)  # a slow consumer: the pipelines are always ahead
     assert slow.batches == fast.batches == 4
     assert slow.waited > 0.15  # 8 elements of 50 ms on two pipelines read one after the other
-    assert fast.waited < 0.05
+    assert fast.waited < slow.waited / 4  # only the first batches, made while TensorFlow waits
 
 
 def _fit_through_feed(path, stop_after=None, epochs=3):

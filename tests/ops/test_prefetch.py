@@ -16,7 +16,7 @@ def test_prefetch_produces_ahead():
     produced = []
     it = iter(pf.Dataset.range(100).map(lambda x: produced.append(int(x)) or x).prefetch(5))
     next(it)
-    deadline = time.time() + 5
+    deadline = time.time() + 30  # polled: only a failure waits this long
     while len(produced) < 6 and time.time() < deadline:
         time.sleep(0.01)
     assert 6 <= len(produced) <= 8  # the consumed element, a full buffer, and one in hand
@@ -49,7 +49,7 @@ def test_close_and_garbage_collection_stop_the_thread():
     next(it)
     del it
     gc.collect()
-    deadline = time.time() + 5
+    deadline = time.time() + 30  # polled: only a failure waits this long
     while len(prefetch_threads()) > before and time.time() < deadline:
         time.sleep(0.01)
     assert len(prefetch_threads()) == before

@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 WINDOW_SECONDS = 0.2
 GAIN = 1.05
 
 
 class ParallelismTuner:
-    """Hill-climbing controller of one step's parallelism."""
+    """Hill-climbing controller of one step's parallelism (``clock`` gives seconds; tests pass their own)."""
 
-    def __init__(self, maximum: int, start: int = 1):
+    def __init__(self, maximum: int, start: int = 1, clock: Callable[[], float] = time.perf_counter):
         self.maximum = max(1, maximum)
         self.value = max(1, min(start, self.maximum))
-        self._window_start = time.perf_counter()
+        self._clock = clock
+        self._window_start = clock()
         self._elements = 0
         self._waited = 0.0
         self._last_rate: float | None = None
@@ -44,7 +46,7 @@ class ParallelismTuner:
 
     def update(self) -> int:
         """Re-evaluate at the end of a window; returns the parallelism to use."""
-        now = time.perf_counter()
+        now = self._clock()
         span = now - self._window_start
         if span < WINDOW_SECONDS or self._elements < 2 * self.value:
             return self.value

@@ -71,9 +71,15 @@ class _Worker:
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
         return f"worker process {self.index} (pid {self.process.pid}) {how}"
 
-    def close(self, timeout: float) -> None:
+    def stop(self) -> None:
+        """Ask the worker to exit, and remove the rings' names at once (its mappings stay valid until it exits)."""
         with contextlib.suppress(OSError):
             self.conn.send(None)
+        self.in_ring.unlink()
+        self.out_ring.unlink()
+
+    def reap(self, timeout: float) -> None:
+        """Wait for the stopped worker to exit (then kill it) and release the connection and the rings."""
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -101,11 +107,13 @@ class ProcessPool:
         _pools.add(self)
 
     def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop the workers (politely, then by force) and free the shared memory."""
+        """Stop the workers (politely, all at once, then by force) and free the shared memory."""
+        workers, self.workers = self.workers, []
+        for w in workers:
+            w.stop()
         deadline = time.monotonic() + timeout
-        for w in self.workers:
-            w.close(max(0.1, deadline - time.monotonic()))
-        self.workers = []
+        for w in workers:
+            w.reap(max(0.1, deadline - time.monotonic()))
 
     def drain(self, timeout: float) -> bool:
         """Receive and drop results still on their way (from an abandoned iterator); False if some never came."""

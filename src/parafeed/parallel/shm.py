@@ -40,6 +40,7 @@ class ShmRing:
             self._owner = False
         self.name = self._shm.name
         self.capacity = self._shm.size - _HEADER
+        self._unlinked = False
         if self._owner:
             _COUNTERS.pack_into(self._shm.buf, 0, 0, 0)
 
@@ -85,11 +86,17 @@ class ShmRing:
             offset += n
         return parts
 
-    def close(self) -> None:
-        self._shm.close()
-        if self._owner:
+    def unlink(self) -> None:
+        """Remove the segment's name (the creator only; idempotent): no new process can attach, and the memory is
+        freed once every mapping is closed."""
+        if self._owner and not self._unlinked:
+            self._unlinked = True
             with contextlib.suppress(FileNotFoundError):
                 self._shm.unlink()
+
+    def close(self) -> None:
+        self._shm.close()
+        self.unlink()
 
 
 class _Attached:

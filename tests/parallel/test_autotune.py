@@ -1,0 +1,71 @@
+"""AUTOTUNE's parts on their own: the parallelism hill-climber (on a test clock), task sizing and the RAM budget."""
+
+import pytest
+
+from parafeed.parallel.autotune import GAIN, WINDOW_SECONDS, ParallelismTuner, RamBudget, task_size
+
+pytestmark = pytest.mark.timeout(30)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def window(tuner, clock, elements, waited_share):
+    """One window of WINDOW_SECONDS in which the consumer took ``elements`` and waited that share of the time."""
+    clock.now += WINDOW_SECONDS
+    tuner.record(elements, waited_share * WINDOW_SECONDS)
+    return tuner.update()
+
+
+def test_a_starved_consumer_gets_more_parallelism_while_it_pays():
+    clock = Clock()
+    tuner = ParallelismTuner(4, start=1, clock=clock)
+    rates = {1: 100, 2: 200, 3: 300, 4: 400}  # throughput grows with every worker
+    values = [tuner.value]
+    for _ in range(8):
+        values.append(window(tuner, clock, rates[tuner.value], waited_share=0.5))
+    assert values[:4] == [1, 2, 2, 3]  # try one more, keep it when the rate rose, try again
+    assert max(values) == 4 == values[-1]  # never past the maximum
+
+
+def test_an_increase_that_does_not_pay_is_undone_with_growing_back_off():
+    clock = Clock()
+    tuner = ParallelismTuner(8, start=2, clock=clock)
+    history = [window(tuner, clock, 200, waited_share=0.5) for _ in range(12)]  # flat throughput: more never helps
+    assert history[0] == 3 and history[1] == 2  # tried, no gain of GAIN: back
+    tries = [i for i, v in enumerate(history) if v == 3]
+    assert len(tries) >= 2 and tries[1] - tries[0] > 2  # the next try waits longer (back-off doubles)
+    assert GAIN > 1
+
+
+def test_no_change_without_starvation_or_before_a_full_window():
+    clock = Clock()
+    tuner = ParallelismTuner(8, start=2, clock=clock)
+    assert [window(tuner, clock, 500, waited_share=0.0) for _ in range(5)] == [2] * 5  # the consumer never waited
+    tuner.record(500, 1.0)
+    clock.now += WINDOW_SECONDS / 4
+    assert tuner.update() == 2  # a window not over yet changes nothing
+    few = ParallelismTuner(8, start=2, clock=clock)
+    assert window(few, clock, 3, waited_share=1.0) == 2  # too few elements in the window to judge
+
+
+def test_task_size_targets_the_task_duration():
+    assert task_size(0.001, 0.01) == 10  # 10 elements of 1 ms: a 10 ms task
+    assert task_size(0.5, 0.01) == 1  # slow elements: one per task
+    assert task_size(1e-9, 0.01) == 256 == task_size(0.0, 0.01)  # cheap (or unmeasured): the limit
+    assert task_size(1e-6, 0.01, limit=64) == 64
+
+
+def test_ram_budget_reserves_within_its_limit():
+    budget = RamBudget(100)
+    assert budget.reserve(60) and not budget.reserve(50)  # 110 > 100: nothing taken
+    assert budget.reserve(40)
+    budget.release(60)
+    assert budget.reserve(60) and not budget.reserve(1)
+    budget.release(10**6)  # releasing more than held cannot go below zero
+    assert budget.reserve(100)
