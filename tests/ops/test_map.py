@@ -65,3 +65,19 @@ def test_spec_of_a_map_comes_from_its_first_result_without_running_upstream_buff
     assert ds.element_spec == (pf.TensorSpec((), "int64"), pf.TensorSpec((), "float64"))
     assert len(calls) == 1
     assert int(ds.cardinality()) == 10**9
+
+
+@pytest.mark.parametrize("executor", ["thread", "process"])
+def test_parallel_maps_apply_the_function_as_the_serial_map_does(executor):
+    """The serial map writes the rule out for speed; threads and processes run functions.element_fn: the same rule."""
+    from tests.helpers import assert_elements_equal
+
+    ds = pf.Dataset.range(12).map(lambda x: (x, {"k": x % 3}, Point(x, -x)))
+    fns = [
+        lambda a, d, p: [a, d["k"], 0.5, "s"],  # a tuple is spread; a returned list is a tuple, in tf.data's dtypes
+        lambda a, d, p: {"sum": p.x + p.y, "names": ["a", "b"]},
+        lambda a, d, p: a * 2,  # a NumPy scalar comes back as it is
+    ]
+    for fn in fns:
+        serial = list(ds.map(fn))
+        assert_elements_equal(serial, list(ds.map(fn, num_parallel_calls=2, executor=executor)), executor)

@@ -8,7 +8,8 @@ from typing import Any
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.dataset import Dataset
 from parafeed.errors import InvalidArgumentError
-from parafeed.functions import element_fn, fn_name, user_error
+from parafeed.elements import SCALAR_TYPES
+from parafeed.functions import element_fn, fn_name, to_result, user_error
 from parafeed.graph import ONE_TO_ONE, REORDERING
 from parafeed.iterator import DatasetIterator, current_options
 from parafeed.options import EXECUTORS
@@ -78,21 +79,24 @@ class MapDataset(Dataset):
 
 
 class _MapIterator(DatasetIterator):
+    """The serial map. Its ``__next__`` applies the function as :func:`parafeed.functions.element_fn` does (which
+    the executors run), written out here: a call less per element is a tenth of a cheap pipeline's time."""
+
     def __init__(self, parent: DatasetIterator, fn: Callable[..., Any], what: str):
         super().__init__(parent)
         self._parent = parent
         self._fn = fn
-        self._apply = element_fn(fn, what)
+        self._what = what
         self._index = 0
 
     def __next__(self) -> Any:
         x = next(self._parent)
         try:
-            y = self._apply(x)
+            y = self._fn(*x) if type(x) is tuple else self._fn(x)
         except Exception as err:
             raise user_error(err, "map()", self._fn, self._index)
         self._index += 1
-        return y
+        return y if type(y) in SCALAR_TYPES else to_result(y, self._what)
 
     def skip(self, n: int) -> int:
         done = self._parent.skip(n)  # skipped elements are not mapped: their results would be dropped anyway
