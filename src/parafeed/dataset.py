@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
-from parafeed.graph import MANY_TO_MANY, count_preserving
+from parafeed.graph import MANY_TO_MANY, count_preserving, walk
 from parafeed.iterator import (
     DatasetIterator,
     IterationCounter,
@@ -184,10 +184,11 @@ class Dataset:
     def options(self) -> Options:
         """The options of the whole pipeline up to here: every step's, merged (later steps win)."""
         merged = Options()
-        for parent in self._parents:
-            merged = merged.merge(parent.options())
-        own = self._own_options()
-        return merged if own is None else merged.merge(own)
+        for node in reversed(list(walk(self))):  # upstream first
+            own = node._own_options()
+            if own is not None:
+                merged = merged.merge(own)
+        return merged
 
     def with_options(self, options: Options, name: str | None = None) -> Dataset:
         """This dataset with ``options`` applying to the whole pipeline."""

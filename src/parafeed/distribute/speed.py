@@ -241,7 +241,7 @@ class _WeightedBatchIterator(DatasetIterator):
         super().__init__(parent)
         self._dataset = dataset
         self._parent = parent
-        self._total = dataset._parents[0]._cardinality()  # elements, when known: to split a short last batch fairly
+        self._total = dataset.parents[0]._cardinality()  # elements, when known: to split a short last batch fairly
         self._epoch_start = self._step = dataset._balancer.next_step if dataset._balancer is not None else 0
 
     def __next__(self) -> Any:
@@ -272,7 +272,7 @@ class _WeightedBatchIterator(DatasetIterator):
         self._step += 1
         if d._balancer is not None:
             d._balancer.next_step = max(d._balancer.next_step, self._step)
-        batch = stack_elements(rows, "weighted_batch()") if rows else _empty_batch(d._parents[0].element_spec)
+        batch = stack_elements(rows, "weighted_batch()") if rows else _empty_batch(d.parents[0].element_spec)
         if not d._weights:
             return batch
         scale = d._num_replicas * len(rows) / consumed if rows else 0.0
