@@ -87,3 +87,26 @@ def test_torch_adapter_state_dict_resumes_a_pass():
     feed = ds.to_torch()
     feed.load_state_dict(between)
     assert [b.tolist() for b in feed] == [b.tolist() for b in resumed]  # the same next pass
+
+
+def test_torch_adapter_resumes_on_another_world_size_and_later_epochs_are_whole():
+    """Bug: after load_state_dict with another world size, every later epoch lost the samples of the resumed one."""
+
+    def feed(world, rank):
+        ds = pf.Dataset.range(60).shuffle(60, seed=3).distribute(world, rank, policy="DATA").batch(5).equal_steps()
+        return ds.to_torch()
+
+    saving = feed(4, 0)
+    for step, _ in enumerate(saving, 1):
+        if step == 2:
+            state = json.loads(json.dumps(saving.state_dict()))
+            break
+    assert state["samples"] == 2 * 5 * 4
+    feeds = [feed(2, r) for r in range(2)]
+    for f in feeds:
+        f.load_state_dict(state)
+    epochs = [[int(v) for f in feeds for xs, ws in f for v, w in zip(xs, ws) if w > 0] for _ in range(3)]
+    assert len(epochs[0]) == 60 - 40 and len(set(epochs[0])) == 20  # the rest of the saved epoch
+    for later in epochs[1:]:
+        assert sorted(later) == list(range(60))  # whole epochs again
+    assert epochs[1] != epochs[2]  # reshuffled each epoch

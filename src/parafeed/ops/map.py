@@ -7,8 +7,8 @@ from typing import Any
 
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.dataset import Dataset
-from parafeed.errors import InvalidArgumentError
 from parafeed.elements import SCALAR_TYPES
+from parafeed.errors import InvalidArgumentError
 from parafeed.functions import element_fn, fn_name, to_result, user_error
 from parafeed.graph import ONE_TO_ONE, REORDERING
 from parafeed.iterator import DatasetIterator, current_options
