@@ -4,8 +4,8 @@ Workers are fresh interpreters (``python -m parafeed.parallel.worker``: no fork 
 no re-run of the user's script); they receive the step's function once (by cloudpickle, so lambdas and closures
 work) and then serve tasks. A run borrows a pool while it runs; between runs the pool waits, warm, for the next run
 of the same ``map`` step (:class:`_IdlePools`), and it is shut down when the step is garbage-collected or at
-interpreter exit. Elements go
-both ways through shared-memory rings (:mod:`parafeed.parallel.shm`); only small messages use the pipes.
+interpreter exit. Elements go both ways through shared-memory rings (:mod:`parafeed.parallel.shm`); only small
+messages use the pipes.
 
 Faults: an exception in the function reaches the consumer with the worker's traceback as its cause; a worker that
 dies (killed by a signal, ``os._exit``) is noticed at once through its closed connection and raises
