@@ -12,10 +12,10 @@ from parafeed.distribute.sharding import (
     ShardPlan,
     record_labels,
     replica_context,
-    replica_counts,
     shard_for_replica,
 )
 from parafeed.distribute.speed import SpeedBalancer, loss_scale, weighted_batch, weighted_sizes
+from parafeed.graph import replica_counts
 
 __all__ = [
     "BalanceReport",

@@ -19,9 +19,9 @@
 With RECORD and DATA, replica ``r`` takes elements ``r, r + n, ...`` of one global order: the input's order up to
 the split, a seeded shuffle included (under RECORD every replica computes the shuffled order of positions from the
 record count and reads its own records by seeking). The shard point records how many elements every replica gets
-when that can be known (file record counts, or the cardinality); :func:`replica_counts` carries those counts through
-count-preserving steps and ``batch``, which is what lets ``equal_steps`` give every replica the same number of
-batches.
+when that can be known (file record counts, or the cardinality); :func:`parafeed.graph.replica_counts` carries those
+counts through count-preserving steps and ``batch``, which is what lets ``equal_steps`` give every replica the same
+number of batches.
 """
 
 from __future__ import annotations
@@ -159,12 +159,6 @@ def _round_robin(total: int, n: int) -> list[int]:
     return [total // n + (1 if r < total % n else 0) for r in range(n)]
 
 
-def replica_counts(ds: Dataset) -> list[int] | None:
-    """How many elements every replica's pipeline yields per epoch, as ``distribute``'s split makes known (through
-    count-preserving steps and batching); None when a step such as ``filter`` makes it unknowable."""
-    return graph.replica_counts(ds)
-
-
 def shard_for_replica(
     ds: Dataset, num_replicas: int | None = None, replica_id: int | None = None, policy: str = "AUTO",
     input_context: Any = None, balance: str | None = None, label: str | int = "label", label_fn: Any = None,
@@ -194,8 +188,9 @@ def shard_for_replica(
         return DistributedDataset(_shard_by_labels(ds, reader, files, plan, label, label_fn, seed), plan)
     if policy == "OFF":
         return DistributedDataset(ds, plan)
+    counts = reader.record_counts() if files is not None and policy != "DATA" else None  # read once
     if policy == "AUTO":
-        policy = "DATA" if files is None else _file_or_record(reader, files, n, plan)
+        policy = "DATA" if files is None else _file_or_record(files, counts, n, plan)
     if policy in ("FILE", "RECORD") and files is None:
         raise InvalidArgumentError(
             f"distribute(): policy {policy} needs a pipeline that reads one fixed list of files (TFRecordDataset, "
@@ -210,9 +205,9 @@ def shard_for_replica(
         policy = "RECORD"
     plan.policy = policy
     if policy == "FILE":
-        return DistributedDataset(_shard_files(ds, reader, files, plan), plan)
+        return DistributedDataset(_shard_files(ds, reader, files, counts, plan), plan)
     if policy == "RECORD":
-        return DistributedDataset(_shard_records(ds, reader, plan), plan)
+        return DistributedDataset(_shard_records(ds, reader, counts, plan), plan)
     return DistributedDataset(_shard_data(ds, plan), plan)
 
 
@@ -221,24 +216,24 @@ def _note(plan: ShardPlan, note: str) -> None:
     plan.notes.append(note)
 
 
-def _shard_files(ds: Dataset, reader: FileReaderDataset, files: list[str], plan: ShardPlan) -> Dataset:
+def _shard_files(
+    ds: Dataset, reader: FileReaderDataset, files: list[str], counts: list[int] | None, plan: ShardPlan
+) -> Dataset:
     n, r = plan.num_replicas, plan.replica_id
     plan.files = [files[i::n] for i in range(n)]
     mine: Dataset = TensorSlicesDataset(np.array([os.fsencode(f) for f in plan.files[r]], dtype=object))
     names = reader.parents[0]
     if isinstance(names, ShuffleDataset):  # shard before the file shuffle, so replicas never overlap
         mine = names.with_parents(mine)
-    counts = reader.record_counts()
     plan.counts = None if counts is None else [sum(counts[i] for i in range(k, len(files), n)) for k in range(n)]
     return graph.replace(ds, reader, ReplicaShardDataset(reader.with_parents(mine), plan, split=False))
 
 
-def _file_or_record(reader: FileReaderDataset, files: list[str], n: int, plan: ShardPlan) -> str:
+def _file_or_record(files: list[str], counts: list[int] | None, n: int, plan: ShardPlan) -> str:
     """AUTO's choice: FILE, unless there are fewer files than replicas or whole files would split the records
     unevenly (replica totals more than 10 % apart), then RECORD."""
     if len(files) < n:
         return "RECORD"
-    counts = reader.record_counts()
     if counts is not None:
         totals = [sum(counts[i] for i in range(k, len(files), n)) for k in range(n)]
         if max(totals) > 1.1 * min(totals):
@@ -247,11 +242,10 @@ def _file_or_record(reader: FileReaderDataset, files: list[str], n: int, plan: S
     return "FILE"
 
 
-def _shard_records(ds: Dataset, reader: FileReaderDataset, plan: ShardPlan) -> Dataset:
+def _shard_records(ds: Dataset, reader: FileReaderDataset, counts: list[int] | None, plan: ShardPlan) -> Dataset:
     """Every replica reads only its records of one global order: the reader's order, through the steps up to the
     split. Seeded shuffles on the way are computed from the record count (every replica computes the same order)
     and the replica reads its records of it by position; other steps keep the split at the reader."""
-    counts = reader.record_counts()
     total = None if counts is None else sum(counts)
     plan.total = total
     plan.counts = None if total is None else _round_robin(total, plan.num_replicas)

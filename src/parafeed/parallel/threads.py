@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from parafeed.checkpoint.positions import position, snapshot
-from parafeed.parallel.executor import MakeExecutor
+from parafeed.parallel.executor import MakeExecutor, Outcome
 
 _STOP = None
 _local = threading.local()
@@ -32,7 +32,7 @@ def watch_stop(check: Callable[[], bool]) -> None:
     _local.stop = check
 
 
-def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list, float]:
+def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list[Outcome], float]:
     """``[(True, fn(x)) or (False, exception)]`` for the chunk's elements, and the seconds it took."""
     start = time.perf_counter()
     outcomes = []

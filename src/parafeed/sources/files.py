@@ -50,6 +50,14 @@ def fixed_names(files: Dataset) -> list[str] | None:
     return [os.fsdecode(f) for f in np.asarray(files.tensors).reshape(-1).tolist()]
 
 
+def _stream_settings(compression_type: Any, buffer_size: int | None, default_size: int) -> tuple[str, int]:
+    """A reader's compression name and read size (the default when ``buffer_size`` is None or <= 0)."""
+    from parafeed.io.streams import compression_type_of
+
+    size = default_size if buffer_size is None or buffer_size <= 0 else int(buffer_size)
+    return compression_type_of(compression_type), size
+
+
 class _FileRecordsDataset(Dataset):
     """The records of one file, read by ``reader(path)``, a DatasetIterator."""
 
@@ -183,11 +191,10 @@ class TFRecordDataset(FileReaderDataset):
         num_parallel_reads: int | None = None,
         name: str | None = None,
     ):
-        from parafeed.io.streams import compression_type_of
         from parafeed.io.tfrecord import DEFAULT_BUFFER_SIZE, TFRecordFileReader
 
-        self._compression = compression = compression_type_of(compression_type)
-        size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
+        compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
+        self._compression = compression
 
         def reader(path: str) -> DatasetIterator:
             return TFRecordFileReader(path, compression, size)
@@ -219,11 +226,9 @@ class TextLineDataset(FileReaderDataset):
         num_parallel_reads: int | None = None,
         name: str | None = None,
     ):
-        from parafeed.io.streams import compression_type_of
         from parafeed.io.text import DEFAULT_BUFFER_SIZE, TextLineReader
 
-        compression = compression_type_of(compression_type)
-        size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
+        compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
 
         def reader(path: str) -> DatasetIterator:
             return TextLineReader(path, compression, size)
@@ -264,7 +269,6 @@ class CsvDataset(FileReaderDataset):
         exclude_cols: list[int] | None = None,
         name: str | None = None,
     ):
-        from parafeed.io.streams import compression_type_of
         from parafeed.io.text import DEFAULT_BUFFER_SIZE, CsvColumns, CsvReader
 
         if exclude_cols is not None:
@@ -273,8 +277,7 @@ class CsvDataset(FileReaderDataset):
             excluded = {int(c) for c in exclude_cols}
             select_cols = [c for c in range(len(record_defaults) + len(excluded)) if c not in excluded]
         self._columns = columns = CsvColumns(record_defaults, select_cols, field_delim, na_value)
-        compression = compression_type_of(compression_type)
-        size = DEFAULT_BUFFER_SIZE if buffer_size is None or buffer_size <= 0 else int(buffer_size)
+        compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
 
         def reader(path: str) -> DatasetIterator:
             return CsvReader(path, columns, compression, size, bool(header), bool(use_quote_delim))
