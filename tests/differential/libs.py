@@ -36,6 +36,8 @@ def tf_lib() -> SimpleNamespace:
         str_len=lambda s: tf.strings.length(s, unit="BYTE"),
         concat=lambda xs: tf.concat(xs, axis=0),
         reverse=lambda x: tf.reverse(x, axis=[0]),
+        check_numerics=lambda x: tf.debugging.check_numerics(x, "check_numerics"),
+        to_numpy=lambda value: tf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, value),
     )
 
 
@@ -61,4 +63,14 @@ def pf_lib() -> SimpleNamespace:
         str_len=lambda s: np.int32(len(s)),
         concat=lambda xs: np.concatenate(xs),
         reverse=lambda x: x[::-1],
+        check_numerics=_check_numerics,
+        to_numpy=lambda value: value,
     )
+
+
+def _check_numerics(x):
+    import parafeed as pf
+
+    if not np.all(np.isfinite(x)):
+        raise pf.errors.InvalidArgumentError(f"check_numerics: found Inf or NaN in {x!r}")
+    return x
