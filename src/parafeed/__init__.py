@@ -7,7 +7,7 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import checkpoint, distribute, errors, image, io
+from parafeed import checkpoint, distribute, errors, experimental, image, io
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.iterator import DatasetIterator
 from parafeed.options import Options
@@ -48,6 +48,7 @@ __all__ = [
     "checkpoint",
     "distribute",
     "errors",
+    "experimental",
     "image",
     "io",
 ]

@@ -564,6 +564,14 @@ class Dataset:
 
         return reduce_dataset(self, initial_state, reduce_func)
 
+    # ------------------------------------------------------------------ sparse and ragged batching
+
+    # ------------------------------------------------------------------ scans, counters, random numbers
+
+    # ------------------------------------------------------------------ mixing datasets and resampling
+
+    # ------------------------------------------------------------------ saved datasets and snapshots
+
 
 class PassThroughDataset(Dataset):
     """Base of one-input steps whose elements are input elements (filter, shuffle, take, cache ...)."""

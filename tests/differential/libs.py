@@ -19,7 +19,9 @@ def tf_lib() -> SimpleNamespace:
 
     return SimpleNamespace(
         name="tf",
+        tf=tf,
         Dataset=tf.data.Dataset,
+        experimental=tf.data.experimental,
         TensorSpec=tf.TensorSpec,
         AUTOTUNE=tf.data.AUTOTUNE,
         int32=tf.int32,
@@ -46,7 +48,9 @@ def pf_lib() -> SimpleNamespace:
 
     return SimpleNamespace(
         name="pf",
+        pf=pf,
         Dataset=pf.Dataset,
+        experimental=getattr(pf, "experimental", None),
         TensorSpec=pf.TensorSpec,
         AUTOTUNE=pf.AUTOTUNE,
         int32=np.int32,

@@ -1,0 +1,247 @@
+"""``pf.experimental``: the names of ``tf.data.experimental`` (TensorFlow 2.21) that make sense on NumPy elements.
+
+Code written against ``tf.data.experimental`` ports by renaming it ``pf.experimental``. The transformations are
+functions that return a function of a dataset, for ``ds.apply(...)``; each does what the ``Dataset`` method of the
+same name does (tf.data moved most of them there). A name tf.data has and parafeed does not raises an
+AttributeError that says what to use instead.
+
+Example:
+    >>> ds = pf.Dataset.range(10).apply(pf.experimental.map_and_batch(lambda x: x * 2, 4))
+    >>> [b.tolist() for b in ds]
+    [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
+from parafeed.errors import ArgumentTypeError
+
+INFINITE_CARDINALITY = INFINITE
+UNKNOWN_CARDINALITY = UNKNOWN
+
+Transformation = Callable[[Dataset], Dataset]
+
+
+# ---------------------------------------------------------------------------------------------- transformations
+
+
+def map_and_batch(
+    map_func: Callable[..., Any],
+    batch_size: int,
+    num_parallel_batches: int | None = None,
+    drop_remainder: bool = False,
+    num_parallel_calls: int | None = None,
+) -> Transformation:
+    """``map(map_func)`` then ``batch(batch_size)``; the parallelism is ``num_parallel_calls``, else
+    ``num_parallel_batches * batch_size`` calls (as tf.data fuses them)."""
+    if num_parallel_batches is not None and num_parallel_calls is not None:
+        raise ArgumentTypeError("map_and_batch(): give `num_parallel_batches` or `num_parallel_calls`, not both")
+    calls = num_parallel_calls
+    if num_parallel_batches is not None:
+        calls = num_parallel_batches * batch_size
+    return lambda ds: ds.map(map_func, num_parallel_calls=calls).batch(batch_size, drop_remainder)
+
+
+def parallel_interleave(
+    map_func: Callable[..., Dataset],
+    cycle_length: int,
+    block_length: int = 1,
+    sloppy: bool | None = False,
+    buffer_output_elements: int | None = None,
+    prefetch_input_elements: int | None = None,
+) -> Transformation:
+    """``interleave(map_func, cycle_length, block_length, num_parallel_calls=cycle_length,
+    deterministic=not sloppy)``; the two buffer sizes are accepted and ignored (parafeed sizes its own)."""
+    return lambda ds: ds.interleave(
+        map_func, cycle_length, block_length, num_parallel_calls=cycle_length, deterministic=not sloppy
+    )
+
+
+def group_by_window(
+    key_func: Callable[..., Any],
+    reduce_func: Callable[[Any, Dataset], Dataset],
+    window_size: int | None = None,
+    window_size_func: Callable[[Any], Any] | None = None,
+) -> Transformation:
+    """``ds.group_by_window(key_func, reduce_func, window_size, window_size_func)``."""
+    return lambda ds: ds.group_by_window(key_func, reduce_func, window_size, window_size_func)
+
+
+def bucket_by_sequence_length(
+    element_length_func: Callable[..., Any],
+    bucket_boundaries: list[int],
+    bucket_batch_sizes: list[int],
+    padded_shapes: Any = None,
+    padding_values: Any = None,
+    pad_to_bucket_boundary: bool = False,
+    no_padding: bool = False,
+    drop_remainder: bool = False,
+) -> Transformation:
+    """``ds.bucket_by_sequence_length(...)`` with the same arguments."""
+    return lambda ds: ds.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+        pad_to_bucket_boundary, no_padding, drop_remainder,
+    )  # fmt: skip
+
+
+def scan(initial_state: Any, scan_func: Callable[..., Any]) -> Transformation:
+    """``ds.scan(initial_state, scan_func)``."""
+    return lambda ds: ds.scan(initial_state, scan_func)
+
+
+def unique() -> Transformation:
+    """``ds.unique()``."""
+    return lambda ds: ds.unique()
+
+
+def take_while(predicate: Callable[..., Any]) -> Transformation:
+    """``ds.take_while(predicate)``."""
+    return lambda ds: ds.take_while(predicate)
+
+
+def enumerate_dataset(start: int = 0) -> Transformation:
+    """``ds.enumerate(start)``."""
+    return lambda ds: ds.enumerate(start)
+
+
+def ignore_errors(log_warning: bool = False) -> Transformation:
+    """``ds.ignore_errors(log_warning)``."""
+    return lambda ds: ds.ignore_errors(log_warning)
+
+
+def unbatch() -> Transformation:
+    """``ds.unbatch()``."""
+    return lambda ds: ds.unbatch()
+
+
+def shuffle_and_repeat(buffer_size: int, count: int | None = None, seed: int | None = None) -> Transformation:
+    """``shuffle(buffer_size, seed)`` then ``repeat(count)``: every epoch in a new order."""
+    return lambda ds: ds.shuffle(buffer_size, seed).repeat(count)
+
+
+def dense_to_sparse_batch(batch_size: int, row_shape: Any) -> Transformation:
+    """``ds.sparse_batch(batch_size, row_shape)``."""
+    return lambda ds: ds.sparse_batch(batch_size, row_shape)
+
+
+def dense_to_ragged_batch(
+    batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = np.int64
+) -> Transformation:
+    """``ds.ragged_batch(batch_size, drop_remainder, row_splits_dtype)``."""
+    return lambda ds: ds.ragged_batch(batch_size, drop_remainder, row_splits_dtype)
+
+
+def rejection_resample(
+    class_func: Callable[..., Any], target_dist: Any, initial_dist: Any = None, seed: int | None = None
+) -> Transformation:
+    """``ds.rejection_resample(class_func, target_dist, initial_dist, seed)``."""
+    return lambda ds: ds.rejection_resample(class_func, target_dist, initial_dist, seed)
+
+
+def snapshot(
+    path: str, compression: str | None = "AUTO", reader_func: Any = None, shard_func: Any = None
+) -> Transformation:
+    """``ds.snapshot(path, compression, reader_func, shard_func)``."""
+    return lambda ds: ds.snapshot(path, compression, reader_func, shard_func)
+
+
+def assert_cardinality(expected_cardinality: int) -> Transformation:
+    """Check, while iterating, that the dataset has ``expected_cardinality`` elements; the result reports it."""
+    from parafeed.ops.take import AssertCardinalityDataset
+
+    return lambda ds: AssertCardinalityDataset(ds, int(expected_cardinality))
+
+
+# ---------------------------------------------------------------------------------------------- functions of datasets
+
+
+def cardinality(dataset: Dataset) -> np.int64:
+    """``dataset.cardinality()``."""
+    return dataset.cardinality()
+
+
+def get_structure(dataset: Dataset) -> Any:
+    """``dataset.element_spec``."""
+    return dataset.element_spec
+
+
+def get_single_element(dataset: Dataset) -> Any:
+    """``dataset.get_single_element()``."""
+    return dataset.get_single_element()
+
+
+def sample_from_datasets(
+    datasets: list[Dataset],
+    weights: Any = None,
+    seed: int | None = None,
+    stop_on_empty_dataset: bool = False,
+    rerandomize_each_iteration: bool | None = None,
+) -> Dataset:
+    """``pf.Dataset.sample_from_datasets(...)``."""
+    return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+
+def choose_from_datasets(
+    datasets: list[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True
+) -> Dataset:
+    """``pf.Dataset.choose_from_datasets(...)``."""
+    return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+
+def save(
+    dataset: Dataset, path: str, compression: str | None = None, shard_func: Any = None, checkpoint_args: Any = None
+) -> None:
+    """``dataset.save(path, compression, shard_func, checkpoint_args)``."""
+    dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def load(path: str, element_spec: Any = None, compression: str | None = None, reader_func: Any = None) -> Dataset:
+    """``pf.Dataset.load(path, element_spec, compression, reader_func)``."""
+    return Dataset.load(path, element_spec, compression, reader_func)
+
+
+def Counter(start: int = 0, step: int = 1, dtype: Any = np.int64, name: str | None = None) -> Dataset:
+    """``pf.Dataset.counter(start, step, dtype)``: ``start, start + step, ...`` forever."""
+    return Dataset.counter(start, step, dtype, name=name)
+
+
+def RandomDataset(seed: int | None = None, name: str | None = None) -> Dataset:
+    """``pf.Dataset.random(seed)``: random int64 scalars forever."""
+    return Dataset.random(seed, name=name)
+
+
+__all__ = [
+    "AUTOTUNE",
+    "Counter",
+    "INFINITE_CARDINALITY",
+    "RandomDataset",
+    "UNKNOWN_CARDINALITY",
+    "assert_cardinality",
+    "bucket_by_sequence_length",
+    "cardinality",
+    "choose_from_datasets",
+    "dense_to_ragged_batch",
+    "dense_to_sparse_batch",
+    "enumerate_dataset",
+    "get_single_element",
+    "get_structure",
+    "group_by_window",
+    "ignore_errors",
+    "load",
+    "map_and_batch",
+    "parallel_interleave",
+    "rejection_resample",
+    "sample_from_datasets",
+    "save",
+    "scan",
+    "shuffle_and_repeat",
+    "snapshot",
+    "take_while",
+    "unbatch",
+    "unique",
+]
