@@ -40,6 +40,7 @@ from parafeed.errors import InvalidArgumentError
 from parafeed.graph import BATCHING, MANY_TO_MANY, ONE_TO_ONE
 from parafeed.iterator import DatasetIterator, current_scope
 from parafeed.ops.shuffle import ShuffleDataset
+from parafeed.options import AutoShardPolicy
 from parafeed.sources.files import FileReaderDataset
 from parafeed.sources.memory import TensorSlicesDataset
 from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
@@ -160,12 +161,19 @@ def _round_robin(total: int, n: int) -> list[int]:
 
 
 def shard_for_replica(
-    ds: Dataset, num_replicas: int | None = None, replica_id: int | None = None, policy: str = "AUTO",
+    ds: Dataset, num_replicas: int | None = None, replica_id: int | None = None, policy: str | None = None,
     input_context: Any = None, balance: str | None = None, label: str | int = "label", label_fn: Any = None,
     seed: int = 0,
 ) -> DistributedDataset:  # fmt: skip
     """The pipeline ``ds`` for one replica, split by ``policy`` (see the module docs)."""
-    policy = str(policy).upper()
+    if policy is None:  # tf.data's options.experimental_distribute.auto_shard_policy, else AUTO
+        policy = ds.options().shard_policy or "AUTO"
+    policy = policy.name if isinstance(policy, AutoShardPolicy) else str(policy).upper()
+    if policy == "HINT":
+        raise InvalidArgumentError(
+            "distribute(): policy HINT (tf.data's SHARD_HINT placeholders) has no parafeed form: put "
+            "`.shard(num_replicas, replica_id)` where the split belongs and use policy 'OFF'"
+        )
     if policy not in POLICIES:
         raise InvalidArgumentError(f"distribute(): `policy` must be one of {POLICIES}, got {policy!r}")
     if balance not in (None, "labels"):
