@@ -81,7 +81,9 @@ def test_every_tf_data_option_exists_in_pf_options():
             missing += [f"{name}.{n}" for n in fields(type(tf_value)) if not hasattr(getattr(pf_options, name), n)]
     assert missing == []
     for name in ("OFF", "AUTO", "FILE", "DATA", "HINT"):
-        assert int(getattr(pf.experimental.AutoShardPolicy, name)) == int(getattr(tf.data.experimental.AutoShardPolicy, name))
+        assert int(getattr(pf.experimental.AutoShardPolicy, name)) == int(
+            getattr(tf.data.experimental.AutoShardPolicy, name)
+        )
 
 
 def test_options_run_the_pipeline_as_set():
