@@ -5,7 +5,7 @@ The article ("TensorFlow中data_flow_ops模块的分布式数据处理与通信�
 (a) Sharding: ``Dataset.from_tensor_slices(filenames).shard(num_shards=2, index=0).map(read_fn,
     num_parallel_calls=AUTOTUNE).batch(batch_size)``.
 (b) Grouping: ``TFRecordDataset(filenames).map(parse_fn)`` then ``tf.data.experimental.group_by_window(key_func,
-    reduce_func, window_size)`` applied with ``.apply``; in parafeed (as in tf.data today) it is a Dataset method.
+    reduce_func, window_size)`` applied with ``.apply``: ported by renaming to ``pf.experimental.group_by_window``.
 (c) Chaining: ``map(preprocess_fn).map(augment_fn).batch(batch_size)`` in an ``input_fn``, distributed and trained
     with ``MultiWorkerMirroredStrategy`` and ``model.fit``. The article's ``tf.distribute.InputDataset(input_fn)``
     does not exist; the real API is ``strategy.distribute_datasets_from_function``, which
@@ -179,8 +179,10 @@ def sharding_example(png_files: list[str], batch_size: int) -> None:
 def grouping_example(train_files: list[str], total: int, batch_size: int) -> None:
     dataset = pf.TFRecordDataset(train_files)
     dataset = dataset.map(parse_fn)
-    # tf.data: dataset.apply(tf.data.experimental.group_by_window(key_func=..., reduce_func=..., window_size=...))
-    dataset = dataset.group_by_window(key_func=key_fn, reduce_func=make_group_fn(batch_size), window_size=batch_size)
+    # the article's code, renamed: dataset.apply(tf.data.experimental.group_by_window(...))
+    dataset = dataset.apply(
+        pf.experimental.group_by_window(key_func=key_fn, reduce_func=make_group_fn(batch_size), window_size=batch_size)
+    )
     dataset = dataset.prefetch(1)
     batches = [labels for _, labels in dataset]
     single_digit = all(len(set(labels.tolist())) == 1 for labels in batches)

@@ -9,9 +9,9 @@ The article ("Tensorflow 多线程与多进程数据加载实例") shows four in
    tf.int32)`` + ``tf.train.batch(num_threads=2)``. Its tf.data form, ported: ``Dataset.list_files(pattern,
    shuffle=True)`` -> ``TFRecordDataset`` -> ``map(parse_fn, num_parallel_calls=2)`` -> ``batch(32)``.
 3. Several shards read at once: ``TFRecordDataset(filenames, num_parallel_reads=...)`` and its spelled-out form,
-   ``interleave(lambda f: TFRecordDataset(f), cycle_length=..., num_parallel_calls=...)`` (what
-   ``tf.data.experimental.parallel_interleave`` became), then ``map(parse_fn, num_parallel_calls=...)`` followed by
-   ``batch`` (what ``map_and_batch`` became).
+   ``apply(pf.experimental.parallel_interleave(lambda f: TFRecordDataset(f), cycle_length=...))`` then
+   ``apply(pf.experimental.map_and_batch(parse_fn, batch_size, num_parallel_batches=...))``: the article's
+   ``tf.data.experimental`` code, renamed.
 4. Multi-process loading: a pure-Python preprocessing function (it holds the GIL, so threads cannot speed it up)
    run on worker processes with ``map(..., num_parallel_calls=n, executor="process")``.
 
@@ -199,9 +199,9 @@ def sharded_pipelines(filenames: list[str], total: int, image_size: int, num_wor
     )
     check(seen == total, "pipeline 3 counts")
 
-    # tf.data.experimental.parallel_interleave(lambda filename: TFRecordDataset(filename), cycle_length=num_workers)
-    interleaved = pf.Dataset.from_tensor_slices(filenames).interleave(
-        lambda filename: pf.TFRecordDataset(filename), cycle_length=num_workers, num_parallel_calls=num_workers
+    # the article's code, renamed: dataset.apply(tf.data.experimental.parallel_interleave(...))
+    interleaved = pf.Dataset.from_tensor_slices(filenames).apply(
+        pf.experimental.parallel_interleave(lambda filename: pf.TFRecordDataset(filename), cycle_length=num_workers)
     )
     same_order = list(interleaved) == list(pf.TFRecordDataset(filenames, num_parallel_reads=num_workers))
     print(
@@ -210,9 +210,11 @@ def sharded_pipelines(filenames: list[str], total: int, image_size: int, num_wor
     )
     check(same_order, "interleave and num_parallel_reads disagree")
 
-    # tf.data.experimental.map_and_batch(parse_fn, batch_size, num_parallel_batches): a parallel map, then batch
-    dataset = interleaved.map(parse_fn, num_parallel_calls=num_workers).batch(batch_size)
-    dataset = dataset.prefetch(pf.AUTOTUNE)  # tf.contrib.data.AUTOTUNE
+    # the article's code, renamed: dataset.apply(tf.data.experimental.map_and_batch(...)), a parallel map then batch
+    dataset = interleaved.apply(
+        pf.experimental.map_and_batch(map_func=parse_fn, batch_size=batch_size, num_parallel_batches=num_workers)
+    )
+    dataset = dataset.prefetch(pf.experimental.AUTOTUNE)  # tf.contrib.data.AUTOTUNE
     batches, seen, _ = count_batches(dataset)
     print(
         f"   interleave -> map(parse_fn, num_parallel_calls={num_workers}) -> batch({batch_size}) (map_and_batch): "

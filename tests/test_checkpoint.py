@@ -54,6 +54,23 @@ STEPS = {
     "ignore_errors": lambda ds: ds.ignore_errors(),
     "enumerate": lambda ds: ds.enumerate().map(lambda i, x: x + i),
     "concatenate": lambda ds: ds.concatenate(pf.Dataset.range(5)),
+    "scan": lambda ds: ds.scan(np.int64(0), lambda s, x: (s + x, s * 2 + x)),
+    "sparse_batch": lambda ds: ds.map(lambda x: np.full(x % 3, x)).sparse_batch(2, [3]).map(lambda s: s.values.sum()),
+    "ragged_batch": lambda ds: (  # rows of 1 and 2 values in turn: every batch of 2 is ragged
+        ds.enumerate().map(lambda i, x: np.full(i % 2 + 1, x)).ragged_batch(2).map(lambda r: r.flat_values.sum())
+    ),
+    "group_by_reducer": lambda ds: ds.apply(
+        pf.experimental.group_by_reducer(
+            lambda x: x % 3, pf.experimental.Reducer(lambda k: np.int64(0), lambda s, x: s + x, lambda s: s)
+        )
+    ),
+    "zip counter": lambda ds: pf.Dataset.zip((ds, pf.Dataset.counter(5, 2))).map(lambda x, c: x + c),
+    "zip random": lambda ds: pf.Dataset.zip((ds, pf.Dataset.random(seed=3))).map(lambda x, r: x + r % 7),
+    "sample_from_datasets": lambda ds: pf.Dataset.sample_from_datasets([ds, ds.map(lambda x: -x)], [0.3, 0.7], seed=4),
+    "choose_from_datasets": lambda ds: pf.Dataset.choose_from_datasets(
+        [ds, ds.map(lambda x: x * 100)], pf.Dataset.range(100).map(lambda i: i % 3 % 2)
+    ),
+    "rejection_resample": lambda ds: ds.rejection_resample(lambda x: x % 2, [0.8, 0.2], seed=2).map(lambda c, x: x),
 }
 
 

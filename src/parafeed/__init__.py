@@ -7,12 +7,32 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import checkpoint, distribute, errors, experimental, image, io
+from parafeed import checkpoint, distribute, errors, experimental, image, io, train
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
+from parafeed.dtypes import (
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from parafeed.iterator import DatasetIterator
-from parafeed.options import Options
-from parafeed.sources.files import CsvDataset, TextLineDataset, TFRecordDataset
-from parafeed.sparse import SparseTensor
+from parafeed.options import Options, ThreadingOptions
+from parafeed.ragged import RaggedTensor, RaggedTensorSpec
+from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
+from parafeed.sparse import SparseTensor, SparseTensorSpec
 from parafeed.structure import DatasetSpec, TensorSpec
 
 INFINITE_CARDINALITY = INFINITE
@@ -26,7 +46,9 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module("parafeed.adapters")
-    raise AttributeError(f"module 'parafeed' has no attribute {name!r}")
+    from parafeed.missing import TOP, missing
+
+    raise missing("parafeed", TOP, name)
 
 
 __all__ = [
@@ -40,15 +62,39 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "DatasetSpec",
+    "FixedLengthRecordDataset",
+    "RaggedTensor",
+    "RaggedTensorSpec",
     "SparseTensor",
+    "SparseTensorSpec",
     "TFRecordDataset",
     "TensorSpec",
     "TextLineDataset",
+    "ThreadingOptions",
     "adapters",
+    "bool",
+    "complex64",
+    "complex128",
+    "double",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "string",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "checkpoint",
     "distribute",
     "errors",
     "experimental",
     "image",
     "io",
+    "ragged",
+    "train",
 ]

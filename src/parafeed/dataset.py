@@ -176,7 +176,15 @@ class Dataset:
         return iterate(self)
 
     def as_numpy_iterator(self) -> Iterator[Any]:
-        """An iterator over the elements (they already are NumPy values)."""
+        """An iterator over the elements (they already are NumPy values); a :class:`SparseTensor` component comes
+        as its dense array, as tf.data's ``as_numpy_iterator`` gives it (``iter(ds)`` gives the SparseTensor)."""
+        from parafeed.sparse import DenseIterator, SparseTensorSpec
+        from parafeed.structure import flatten
+
+        if not self._static_shapes():  # the spec would be read off a sample: look at the first element instead
+            return DenseIterator(iter(self), None)
+        if any(isinstance(s, SparseTensorSpec) for s in flatten(self.element_spec)):
+            return DenseIterator(iter(self), True)
         return iter(self)
 
     # ------------------------------------------------------------------ options
@@ -196,26 +204,42 @@ class Dataset:
 
         if not isinstance(options, Options):
             raise ArgumentTypeError(f"with_options(): `options` must be a pf.Options, got {type(options).__name__}")
-        return OptionsDataset(self, options, name=name)
+        return OptionsDataset(self, copy.deepcopy(options), name=name)
 
     def __repr__(self) -> str:
         spec = "" if self._spec is _UNSET else f" element_spec={self._spec!r}"
         return f"<{type(self).__name__}{spec}>"
+
+    def __str__(self) -> str:  # shown by Keras when `fit` is given a pf.Dataset: say what Keras takes
+        return f"{self!r} (a parafeed Dataset: Keras and tf.distribute take `ds.to_tf()`)"
+
+    def __getattr__(self, name: str) -> Any:  # only for names not found: tf.data API parafeed lacks says so
+        from parafeed.missing import DATASET, missing
+
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise missing(type(self).__name__, DATASET, name)
 
     # ------------------------------------------------------------------ sources
 
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset with ``tensors`` as its single element."""
+        from parafeed.ragged import from_tf, has_ragged
         from parafeed.sources.memory import TensorsDataset
 
-        return TensorsDataset(tensors, name=name)
+        return TensorsDataset(from_tf(tensors) if has_ragged(tensors) else tensors, name=name)
 
     @staticmethod
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset of the slices of ``tensors`` along their first dimension."""
+        from parafeed.ragged import has_ragged
         from parafeed.sources.memory import TensorSlicesDataset
 
+        if has_ragged(tensors):  # RaggedTensors slice into their rows
+            from parafeed.ops.ragged_batch import RaggedSlicesDataset
+
+            return RaggedSlicesDataset(tensors, name=name)
         return TensorSlicesDataset(tensors, name=name)
 
     @staticmethod
@@ -452,7 +476,7 @@ class Dataset:
         self,
         num_replicas: int | None = None,
         replica_id: int | None = None,
-        policy: str = "AUTO",
+        policy: str | None = None,
         input_context: Any = None,
         balance: str | None = None,
         label: str | int = "label",
@@ -463,7 +487,9 @@ class Dataset:
 
         ``policy``: ``"FILE"`` (whole files per replica), ``"RECORD"`` (every n-th record), ``"DATA"`` (every n-th
         output element, tf.data's meaning), ``"AUTO"`` (FILE with at least one file per replica, else RECORD; DATA
-        without files) or ``"OFF"``. ``balance="labels"`` deals every class's elements evenly (each replica within 1
+        without files) or ``"OFF"``; a ``pf.experimental.AutoShardPolicy`` works too. By default, the pipeline's
+        ``options().experimental_distribute.auto_shard_policy``, else AUTO.
+        ``balance="labels"`` deals every class's elements evenly (each replica within 1
         of its share of every class). It works on TFRecord files (labels from a ``parafeed convert`` manifest,
         ``label_fn(record)`` or the int64 feature named ``label``) and on ``from_tensor_slices`` arrays (the ``label``
         dict key or tuple index, the ``y`` of ``(x, y)`` by default, or ``label_fn(element)``). Replicas default to
@@ -566,11 +592,188 @@ class Dataset:
 
     # ------------------------------------------------------------------ sparse and ragged batching
 
+    def sparse_batch(self, batch_size: int, row_shape: Any, name: str | None = None) -> Dataset:
+        """Batch elements of different shapes into one :class:`SparseTensor` per batch, of dense shape
+        ``(rows, *row_shape)`` (a ``None`` dimension: the batch's largest); every entry of an element is a value.
+
+        Example:
+            >>> ds = pf.Dataset.from_tensor_slices([1, 2]).map(lambda n: np.full(n, n)).sparse_batch(2, [3])
+            >>> next(iter(ds)).indices.tolist()
+            [[0, 0], [1, 0], [1, 1]]
+        """
+        from parafeed.ops.sparse_batch import SparseBatchDataset
+
+        return SparseBatchDataset(self, batch_size, row_shape, name=name)
+
+    def ragged_batch(
+        self, batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = np.int64, name: str | None = None
+    ) -> Dataset:
+        """Batch elements of varying shape: components with an unknown dimension become :class:`RaggedTensor`
+        batches (ragged up to their last unknown dimension), RaggedTensor components gain a ragged dimension, fully
+        defined ones are stacked. After a user function, the dimensions that differ in the first batch count as
+        unknown (tf.data reads them off its traced spec).
+
+        Example:
+            >>> ds = pf.Dataset.range(4).map(lambda x: np.arange(x)).ragged_batch(2)
+            >>> next(iter(ds)).to_list()
+            [[], [0]]
+        """
+        from parafeed.ops.ragged_batch import RaggedBatchDataset
+
+        return RaggedBatchDataset(self, batch_size, drop_remainder, row_splits_dtype, name=name)
+
     # ------------------------------------------------------------------ scans, counters, random numbers
+
+    def scan(self, initial_state: Any, scan_func: Callable[[Any, Any], Any], name: str | None = None) -> Dataset:
+        """Carry a state through the elements: ``new_state, output = scan_func(state, element)``.
+
+        The new state keeps the initial state's structure and dtypes (shapes may change); a ``scan_func`` that
+        changes them is refused when it is tried on a first element as the step is built, as tf.data refuses it.
+
+        Example:
+            >>> [int(x) for x in pf.Dataset.range(5).scan(np.int64(0), lambda s, x: (s + x, s + x))]
+            [0, 1, 3, 6, 10]
+        """
+        from parafeed.ops.scan import ScanDataset
+
+        return ScanDataset(self, initial_state, scan_func, name=name)
+
+    @staticmethod
+    def counter(start: Any = 0, step: Any = 1, dtype: Any = np.int64, name: str | None = None) -> Dataset:
+        """``start, start + step, ...`` as scalars of ``dtype``, forever."""
+        from parafeed.sources.counter import CounterDataset
+
+        return CounterDataset(start, step, dtype, name=name)
+
+    @staticmethod
+    def random(
+        seed: int | None = None, rerandomize_each_iteration: bool | None = None, name: str | None = None
+    ) -> Dataset:
+        """Pseudorandom int64 scalars forever (the same for a seed, not TensorFlow's stream: see docs/porting.md);
+        with ``rerandomize_each_iteration`` every ``iter()`` and ``repeat`` pass draws new ones."""
+        from parafeed.sources.random import RandomDataset
+
+        return RandomDataset(seed, rerandomize_each_iteration, name=name)
+
+    def get_single_element(self, name: str | None = None) -> Any:
+        """The one element of a dataset that has exactly one; an InvalidArgumentError if it has none or more.
+
+        ``name`` is accepted for tf.data compatibility and ignored (this runs at once; it is not a step).
+        """
+        from parafeed.ops.reduce import single_element
+
+        return single_element(self)
 
     # ------------------------------------------------------------------ mixing datasets and resampling
 
+    @staticmethod
+    def sample_from_datasets(
+        datasets: list[Dataset],
+        weights: Any = None,
+        seed: int | None = None,
+        stop_on_empty_dataset: bool = False,
+        rerandomize_each_iteration: bool | None = None,
+    ) -> Dataset:
+        """Elements of ``datasets`` picked at random, dataset ``i`` with probability ``weights[i]`` (uniform when
+        None); ``weights`` may also be a Dataset giving one weight vector per pick.
+
+        An input that runs dry ends the result with ``stop_on_empty_dataset``, else the picks go on among the
+        others. A ``seed`` gives the same order in every run (NumPy's stream, not tf.data's); the order changes
+        with each ``iter()`` and ``repeat`` pass only with ``rerandomize_each_iteration``.
+
+        Example:
+            >>> ds = pf.Dataset.sample_from_datasets([pf.Dataset.range(3), pf.Dataset.range(10, 13)], seed=1)
+            >>> sorted(int(x) for x in ds)
+            [0, 1, 2, 10, 11, 12]
+        """
+        from parafeed.sources.mixture import sample_from_datasets
+
+        return sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(
+        datasets: list[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True
+    ) -> Dataset:
+        """The next element of ``datasets[i]`` for each int64 ``i`` that ``choice_dataset`` gives.
+
+        Example:
+            >>> ds = pf.Dataset.choose_from_datasets([pf.Dataset.range(3), pf.Dataset.range(10, 13)],
+            ...                                      pf.Dataset.from_tensor_slices(np.int64([0, 1, 1, 0])))
+            >>> [int(x) for x in ds]
+            [0, 10, 11, 1]
+        """
+        from parafeed.sources.mixture import choose_from_datasets
+
+        return choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    def rejection_resample(
+        self,
+        class_func: Callable[..., Any],
+        target_dist: Any,
+        initial_dist: Any = None,
+        seed: int | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """``(class, element)`` pairs whose classes (``class_func(element)``, ints in ``[0, num_classes)``) follow
+        ``target_dist``: elements are dropped, or taken again from a second pass, as tf.data does.
+
+        ``initial_dist`` is the input's class distribution; when None it is estimated while iterating.
+
+        Example:
+            >>> ds = pf.Dataset.range(1000).rejection_resample(lambda x: x % 2, [0.9, 0.1], [0.5, 0.5], seed=1)
+            >>> classes = [int(c) for c, _ in ds]  # about 90% zeros
+        """
+        from parafeed.ops.resample import rejection_resample
+
+        return rejection_resample(self, class_func, target_dist, initial_dist, seed, name=name)
+
     # ------------------------------------------------------------------ saved datasets and snapshots
+
+    def save(
+        self, path: str, compression: str | None = None, shard_func: Callable[..., Any] | None = None,
+        checkpoint_args: Any = None,
+    ) -> None:  # fmt: skip
+        """Write every element to the directory ``path`` (parafeed's own format), for ``Dataset.load``.
+
+        Args:
+            compression: None/"NONE" or "GZIP".
+            shard_func: maps an element to an int64 shard index (one file per shard; all in shard 0 without it).
+            checkpoint_args: not supported (a TensorFlow checkpoint of the writer); a save that stops is not published.
+
+        Example:
+            >>> pf.Dataset.range(3).save("/tmp/saved")
+            >>> list(pf.Dataset.load("/tmp/saved"))
+            [np.int64(0), np.int64(1), np.int64(2)]
+        """
+        from parafeed.ops.save import save_dataset
+
+        save_dataset(self, path, compression, shard_func, checkpoint_args)
+
+    @staticmethod
+    def load(
+        path: str, element_spec: Any = None, compression: str | None = None,
+        reader_func: Callable[[Dataset], Dataset] | None = None, wait: bool = False,
+    ) -> Dataset:  # fmt: skip
+        """The elements written by ``ds.save(path)``; the element spec and cardinality are read from ``path``.
+
+        Args:
+            reader_func: a function of the dataset of shard datasets that returns the elements (by default the
+                shards interleaved ``multiprocessing.cpu_count()`` at a time, as in tf.data).
+            wait: wait until a save at ``path`` is finished (checking every few seconds), as tf.data does.
+        """
+        from parafeed.ops.save import load_dataset
+
+        return load_dataset(path, element_spec, compression, reader_func, wait)
+
+    def snapshot(
+        self, path: str, compression: str | None = "AUTO", reader_func: Callable[[Dataset], Dataset] | None = None,
+        shard_func: Callable[..., Any] | None = None, name: str | None = None,
+    ) -> Dataset:  # fmt: skip
+        """The input's elements, written under ``path`` on the first complete pass and read from there by later
+        runs; a changed upstream pipeline gets a new snapshot (see :mod:`parafeed.ops.snapshot`)."""
+        from parafeed.ops.snapshot import SnapshotDataset
+
+        return SnapshotDataset(self, path, compression, reader_func, shard_func, name=name)
 
 
 class PassThroughDataset(Dataset):

@@ -131,6 +131,9 @@ def _list_leaf(value: list, what: str) -> Any:
         ) from None
     kind = arr.dtype.kind
     if kind in "iu":
+        typed = _numpy_ints(value)
+        if typed:  # NumPy integers in the list keep their dtype, as tensors in tf.constant do
+            return arr.astype(np.result_type(*typed))
         if arr.size == 0 or (arr.min() >= _INT32.min and arr.max() <= _INT32.max):
             return arr.astype(np.int32)
         return arr.astype(np.int64)
@@ -138,6 +141,10 @@ def _list_leaf(value: list, what: str) -> Any:
         return arr.astype(np.float32)
     if kind in "USO" and any(not isinstance(x, (str, bytes, np.str_, np.bytes_)) for x in _list_leaves(value)):
         raise ElementTypeError(f"{what}: cannot convert a list with mixed types to an array: {_short(value)}")
+    if kind in "US":  # NumPy's fixed-width strings drop trailing NUL bytes: keep the values as given
+        exact = np.empty(arr.shape, dtype=object)
+        exact.reshape(-1)[:] = [bytes(x) if isinstance(x, bytes) else str(x) for x in _list_leaves(value)]
+        arr = exact
     return _array_leaf(arr, what)
 
 
@@ -147,6 +154,15 @@ def _list_leaves(value: Any) -> list:
     if isinstance(value, np.ndarray):
         return value.reshape(-1).tolist()
     return [value]
+
+
+def _numpy_ints(value: Any) -> list:
+    """The dtypes of the NumPy integers (scalars or arrays) in a nested list."""
+    if isinstance(value, (list, tuple)):
+        return [d for v in value for d in _numpy_ints(v)]
+    if isinstance(value, (np.integer, np.ndarray)) and np.asarray(value).dtype.kind in "iu":
+        return [np.asarray(value).dtype]
+    return []
 
 
 def _holds_numpy_float64(value: Any) -> bool:

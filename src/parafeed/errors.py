@@ -33,6 +33,10 @@ class DataLossError(ParafeedError, ValueError):
     """Stored data is corrupt or truncated (bad checksum, short read, unfinished file)."""
 
 
+class NotFoundError(ParafeedError, FileNotFoundError):
+    """A file or saved dataset that a step reads does not exist (tf.errors.NotFoundError)."""
+
+
 class WorkerError(ParafeedError, RuntimeError):
     """A worker thread or process died or failed outside the user's function."""
 
@@ -43,3 +47,16 @@ class CancelledError(ParafeedError, RuntimeError):
 
 class StateError(ParafeedError, ValueError):
     """An iterator's position cannot be saved, or a saved state does not fit the pipeline it is restored into."""
+
+
+class FailedPreconditionError(ParafeedError, RuntimeError):
+    """The pipeline is not in a state the operation needs (tf.data's ``FailedPreconditionError``): a dataset had
+    another number of elements than ``assert_cardinality`` asserted, or an infinite one was asked for an index."""
+
+
+class OutOfRangeError(ParafeedError, IndexError):
+    """An index is past the end of a dataset (tf.data's ``OutOfRangeError`` from ``experimental.at``)."""
+
+
+class UnknownError(ParafeedError, RuntimeError):
+    """An outside library failed in a way parafeed cannot classify (tf.errors.UnknownError), e.g. a SQL query."""

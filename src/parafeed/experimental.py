@@ -20,6 +20,19 @@ import numpy as np
 
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.errors import ArgumentTypeError
+from parafeed.ops.group_by_reducer import Reducer
+from parafeed.optional import Optional
+from parafeed.options import (
+    AutoShardPolicy,
+    AutotuneAlgorithm,
+    AutotuneOptions,
+    DistributeOptions,
+    ExternalStatePolicy,
+    OptimizationOptions,
+    ThreadingOptions,
+)
+from parafeed.sources.files import CsvDataset
+from parafeed.sources.sql import SqlDataset
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN
@@ -94,6 +107,14 @@ def scan(initial_state: Any, scan_func: Callable[..., Any]) -> Transformation:
     return lambda ds: ds.scan(initial_state, scan_func)
 
 
+def group_by_reducer(key_func: Callable[..., Any], reducer: Reducer) -> Transformation:
+    """Fold the elements of each key (``key_func(element)``, an int64 scalar) with ``reducer``; one output per key,
+    ``reducer.finalize_func(state)``, in increasing key order once the input has ended."""
+    from parafeed.ops.group_by_reducer import GroupByReducerDataset
+
+    return lambda ds: GroupByReducerDataset(ds, key_func, reducer)
+
+
 def unique() -> Transformation:
     """``ds.unique()``."""
     return lambda ds: ds.unique()
@@ -157,7 +178,29 @@ def assert_cardinality(expected_cardinality: int) -> Transformation:
     return lambda ds: AssertCardinalityDataset(ds, int(expected_cardinality))
 
 
+def pad_to_cardinality(cardinality: int, mask_key: str = "valid") -> Transformation:
+    """Add ``mask_key: True`` to each dict element, then zero elements with ``mask_key: False`` up to
+    ``cardinality`` elements."""
+    from parafeed.ops.pad_to_cardinality import pad_to_cardinality as pad
+
+    return pad(cardinality, mask_key)
+
+
 # ---------------------------------------------------------------------------------------------- functions of datasets
+
+
+def at(dataset: Dataset, index: int) -> Any:
+    """The element at ``index`` of ``dataset``; OutOfRangeError outside ``[0, cardinality)``."""
+    from parafeed.ops.take import element_at
+
+    return element_at(dataset, index)
+
+
+def from_list(elements: list, name: str | None = None) -> Dataset:
+    """A dataset of the list's elements, one by one (they may differ in shape, unlike ``from_tensor_slices``)."""
+    from parafeed.sources.memory import from_list as make
+
+    return make(elements, name=name)
 
 
 def cardinality(dataset: Dataset) -> np.int64:
@@ -205,6 +248,56 @@ def load(path: str, element_spec: Any = None, compression: str | None = None, re
     return Dataset.load(path, element_spec, compression, reader_func)
 
 
+def make_csv_dataset(
+    file_pattern: Any, batch_size: int, column_names: list[str] | None = None, column_defaults: list | None = None,
+    label_name: str | None = None, select_columns: list | None = None, field_delim: str = ",",
+    use_quote_delim: bool = True, na_value: str = "", header: bool = True, num_epochs: int | None = None,
+    shuffle: bool = True, shuffle_buffer_size: int = 10000, shuffle_seed: int | None = None,
+    prefetch_buffer_size: int | None = None, num_parallel_reads: int | None = None, sloppy: bool = False,
+    num_rows_for_inference: int = 100, compression_type: str | None = None, ignore_errors: bool = False,
+    encoding: str = "utf-8",
+) -> Dataset:  # fmt: skip
+    """Batches of CSV records as OrderedDicts of columns (see :func:`parafeed.io.readers.make_csv_dataset`)."""
+    from parafeed.io.readers import make_csv_dataset as make
+
+    return make(
+        file_pattern, batch_size, column_names, column_defaults, label_name, select_columns, field_delim,
+        use_quote_delim, na_value, header, num_epochs, shuffle, shuffle_buffer_size, shuffle_seed,
+        prefetch_buffer_size, num_parallel_reads, sloppy, num_rows_for_inference, compression_type, ignore_errors,
+        encoding,
+    )  # fmt: skip
+
+
+def make_batched_features_dataset(
+    file_pattern: Any, batch_size: int, features: Any, reader: Any = None, label_key: str | None = None,
+    reader_args: list | None = None, num_epochs: int | None = None, shuffle: bool = True,
+    shuffle_buffer_size: int = 10000, shuffle_seed: int | None = None, prefetch_buffer_size: int | None = None,
+    reader_num_threads: int | None = None, parser_num_threads: int | None = None, sloppy_ordering: bool = False,
+    drop_final_batch: bool = False,
+) -> Dataset:  # fmt: skip
+    """Batches of parsed tf.train.Example records (see :func:`parafeed.io.readers.make_batched_features_dataset`)."""
+    from parafeed.io.readers import make_batched_features_dataset as make
+
+    return make(
+        file_pattern, batch_size, features, reader, label_key, reader_args, num_epochs, shuffle, shuffle_buffer_size,
+        shuffle_seed, prefetch_buffer_size, reader_num_threads, parser_num_threads, sloppy_ordering, drop_final_batch,
+    )  # fmt: skip
+
+
+def parse_example_dataset(features: Any, num_parallel_calls: int = 1, deterministic: bool | None = None) -> Any:
+    """Parse batches of serialized tf.train.Example into dicts, for ``ds.apply`` (``parse_example_dataset``)."""
+    from parafeed.io.readers import parse_example_dataset as parse
+
+    return parse(features, num_parallel_calls, deterministic)
+
+
+def TFRecordWriter(filename: str, compression_type: str | None = None) -> Any:
+    """A writer whose ``.write(dataset)`` writes a dataset of scalar strings to a TFRecord file."""
+    from parafeed.io.writers import DatasetTFRecordWriter
+
+    return DatasetTFRecordWriter(filename, compression_type)
+
+
 def Counter(start: int = 0, step: int = 1, dtype: Any = np.int64, name: str | None = None) -> Dataset:
     """``pf.Dataset.counter(start, step, dtype)``: ``start, start + step, ...`` forever."""
     return Dataset.counter(start, step, dtype, name=name)
@@ -217,24 +310,45 @@ def RandomDataset(seed: int | None = None, name: str | None = None) -> Dataset:
 
 __all__ = [
     "AUTOTUNE",
+    "AutoShardPolicy",
+    "AutotuneAlgorithm",
+    "AutotuneOptions",
+    "DistributeOptions",
+    "ExternalStatePolicy",
+    "OptimizationOptions",
+    "ThreadingOptions",
     "Counter",
     "INFINITE_CARDINALITY",
+    "Optional",
+    "CsvDataset",
     "RandomDataset",
+    "Reducer",
+    "SqlDataset",
+    "TFRecordWriter",
     "UNKNOWN_CARDINALITY",
     "assert_cardinality",
+    "at",
     "bucket_by_sequence_length",
     "cardinality",
     "choose_from_datasets",
     "dense_to_ragged_batch",
     "dense_to_sparse_batch",
+    "enable_debug_mode",
     "enumerate_dataset",
+    "from_list",
+    "get_next_as_optional",
     "get_single_element",
     "get_structure",
+    "group_by_reducer",
     "group_by_window",
     "ignore_errors",
     "load",
+    "make_batched_features_dataset",
+    "make_csv_dataset",
     "map_and_batch",
+    "pad_to_cardinality",
     "parallel_interleave",
+    "parse_example_dataset",
     "rejection_resample",
     "sample_from_datasets",
     "save",
@@ -245,3 +359,19 @@ __all__ = [
     "unbatch",
     "unique",
 ]
+
+
+def enable_debug_mode() -> None:
+    """Nothing to do: parafeed always runs your functions as plain Python, element by element, which is what
+    tf.data's debug mode switches to."""
+
+
+def get_next_as_optional(iterator: Any) -> Any:
+    """``iterator.get_next_as_optional()``: the next element as an :class:`Optional`, empty at the end."""
+    return iterator.get_next_as_optional()
+
+
+def __getattr__(name: str) -> Any:
+    from parafeed.missing import EXPERIMENTAL, missing
+
+    raise missing("parafeed.experimental", EXPERIMENTAL, name)

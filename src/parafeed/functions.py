@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.elements import SCALAR_TYPES, to_element
-from parafeed.errors import ElementTypeError
+from parafeed.errors import ElementTypeError, InvalidArgumentError
 
 
 def call(fn: Any, element: Any) -> Any:
@@ -61,6 +61,10 @@ def user_error(err: Exception, step: str, fn: Any, index: int | None) -> Excepti
     return err
 
 
+class PredicateResultError(InvalidArgumentError, ElementTypeError):
+    """A predicate returned something other than a boolean scalar: a ValueError, as tf.data raises, and a TypeError."""
+
+
 def as_bool(step: str, fn: Any, value: Any) -> bool:
     """A predicate's result, which must be a boolean scalar."""
     t = type(value)
@@ -70,7 +74,7 @@ def as_bool(step: str, fn: Any, value: Any) -> bool:
         return bool(value)
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", type(value).__name__)
-    raise ElementTypeError(
+    raise PredicateResultError(
         f"{step}: `predicate` {fn_name(fn)} must return a boolean scalar, but returned {dtype} "
         f"{'with shape ' + str(shape) + ' ' if shape is not None else ''}({value!r:.60}); "
         "compare or reduce it to a single bool, e.g. `np.all(...)` or `x > 0`"

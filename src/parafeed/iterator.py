@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from parafeed.errors import StateError
+from parafeed.errors import OutOfRangeError, StateError
 from parafeed.options import Options
 
 if TYPE_CHECKING:
@@ -216,6 +216,31 @@ class DatasetIterator:
 
     def __next__(self) -> Any:
         raise NotImplementedError
+
+    def get_next(self) -> Any:
+        """The next element; at the end an :class:`~parafeed.errors.OutOfRangeError` (tf.data's ``get_next``), where
+        ``next()`` raises StopIteration."""
+        try:
+            return next(self)
+        except StopIteration:
+            raise OutOfRangeError("get_next(): End of sequence") from None
+
+    def get_next_as_optional(self) -> Any:
+        """The next element as an :class:`~parafeed.optional.Optional`, empty at the end."""
+        from parafeed.optional import Optional
+
+        try:
+            return Optional.from_value(next(self))
+        except StopIteration:
+            spec = self._run.dataset.element_spec if self._run is not None else None
+            return Optional.empty(spec)
+
+    @property
+    def element_spec(self) -> Any:
+        """The spec of the elements of the dataset this run iterates (a root iterator's)."""
+        if self._run is None:
+            raise AttributeError("element_spec: only the iterator iter(ds) returns knows its dataset's spec")
+        return self._run.dataset.element_spec
 
     def skip(self, n: int) -> int:
         """Move past up to ``n`` elements without returning them; returns how many were skipped.

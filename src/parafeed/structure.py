@@ -314,14 +314,14 @@ def specs_compatible(a: Any, b: Any) -> bool:
     for x, y in zip(flatten(a), flatten(b)):
         if type(x) is not type(y):
             return False
-        if isinstance(x, TensorSpec) and not x.is_compatible_with(y):
+        if hasattr(x, "is_compatible_with") and not x.is_compatible_with(y):  # tensor and sparse specs
             return False
     return True
 
 
 def most_specific_compatible_spec(a: Any, b: Any) -> Any:
     def merge(x: Any, y: Any) -> Any:
-        if isinstance(x, TensorSpec):
+        if hasattr(x, "most_specific_compatible"):  # tensor and sparse specs
             return x.most_specific_compatible(y)
         return x
 
@@ -332,6 +332,8 @@ def batch_spec(spec: Any, batch_size: int | None) -> Any:
     """The spec of batches of ``spec`` elements (a leading dimension of ``batch_size``)."""
 
     def add_dim(s: Any) -> Any:
+        if hasattr(s, "_batch"):  # leaf specs of other modules (SparseTensorSpec)
+            return s._batch(batch_size)
         if not isinstance(s, TensorSpec):
             raise ElementTypeError(f"cannot batch a leaf with spec {s!r}")
         return TensorSpec(None if s.shape is None else (batch_size, *s.shape), s.dtype)
@@ -339,12 +341,19 @@ def batch_spec(spec: Any, batch_size: int | None) -> Any:
     return map_structure(add_dim, spec)
 
 
-def unbatch_spec(spec: Any) -> Any:
+def unbatch_spec(spec: Any, step: str = "unbatch()") -> Any:
+    """The spec of the rows of ``spec`` elements (the first dimension dropped); scalars cannot be unbatched."""
+
     def drop_dim(s: Any) -> Any:
+        if hasattr(s, "_unbatch"):  # leaf specs of other modules (SparseTensorSpec)
+            return s._unbatch(step)
         if not isinstance(s, TensorSpec):
-            raise ElementTypeError(f"cannot unbatch a leaf with spec {s!r}")
+            raise ElementTypeError(f"{step}: cannot unbatch a leaf with spec {s!r}")
         if s.shape is not None and len(s.shape) == 0:
-            raise ElementTypeError("unbatch(): every component of the input elements must have rank >= 1, got a scalar")
+            raise InvalidArgumentError(
+                f"{step}: cannot unbatch an input with scalar components: every component needs rank >= 1, got "
+                f"spec {s!r}"
+            )
         return TensorSpec(None if s.shape is None else s.shape[1:], s.dtype)
 
     return map_structure(drop_dim, spec)

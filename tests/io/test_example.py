@@ -152,3 +152,69 @@ def test_native_decoder_accepts_only_what_protobuf_accepts_and_agrees(i, flips, 
     for a, b in zip(native, python):
         assert a.counts.tolist() == b.counts.tolist()
         assert_elements_equal([a.values], [b.values])
+
+
+# ---------------------------------------------------------------------------------------------- RaggedFeature
+
+
+def ragged_record(i):
+    n = i % 4
+    return pf.io.serialize_example({
+        "v": np.arange(2 * n, dtype=np.float32) + i,
+        "lengths": np.array([2 * n], np.int64) if n else np.zeros(0, np.int64),
+        "ids": np.repeat(np.arange(n, dtype=np.int64), 2),
+        "words": np.array([b"w%d" % k for k in range(n)], dtype=object),
+    })  # fmt: skip
+
+
+def ragged_specs(io, float32, int64, string):
+    R = io.RaggedFeature
+    return {
+        "words": R(string, row_splits_dtype=int64),
+        "v": R(float32),
+        "by_length": R(float32, value_key="v", partitions=[R.RowLengths("lengths")]),
+        "by_row_id": R(float32, value_key="v", partitions=[R.ValueRowIds("ids")]),
+        "pairs": R(float32, value_key="v", partitions=[R.UniformRowLength(2)]),
+        "label": io.FixedLenFeature([], int64, default_value=-1),
+    }
+
+
+def _as_lists(value):
+    if hasattr(value, "to_list"):
+        splits = [np.asarray(s).dtype.name for s in value.nested_row_splits]
+        return value.to_list(), splits, np.asarray(value.flat_values).shape
+    return np.asarray(value).tolist()
+
+
+def test_ragged_features_parse_like_tf():
+    tf = pytest.importorskip("tensorflow")
+    batch = [ragged_record(i) for i in range(7)]
+    want = tf.io.parse_example(batch, ragged_specs(tf.io, tf.float32, tf.int64, tf.string))
+    got = pf.io.parse_example(batch, ragged_specs(pf.io, "float32", "int64", "string"))
+    assert list(got) == list(want)  # tf.io's key order
+    for key in want:
+        assert _as_lists(got[key]) == _as_lists(want[key]), key
+    for record in batch[:4]:
+        want = tf.io.parse_single_example(record, ragged_specs(tf.io, tf.float32, tf.int64, tf.string))
+        got = pf.io.parse_single_example(record, ragged_specs(pf.io, "float32", "int64", "string"))
+        assert {k: _as_lists(v) for k, v in got.items()} == {k: _as_lists(v) for k, v in want.items()}
+
+
+def test_ragged_feature_errors():
+    with pytest.raises(InvalidArgumentError, match="partition"):
+        pf.io.RaggedFeature("float32", partitions=["lengths"])
+    with pytest.raises(InvalidArgumentError, match="row_splits_dtype"):
+        pf.io.RaggedFeature("float32", row_splits_dtype="int16")
+    with pytest.raises(InvalidArgumentError, match="Conflicting partition type int32 vs int64 for feature v"):
+        pf.io.parse_example([ragged_record(1)], {"a": pf.io.RaggedFeature("float32", value_key="v"),
+                                                 "b": pf.io.RaggedFeature("float32", value_key="v",
+                                                                          row_splits_dtype="int64")})  # fmt: skip
+    with pytest.raises(InvalidArgumentError, match="Conflicting type"):
+        pf.io.parse_example([ragged_record(1)], {"a": pf.io.RaggedFeature("float32", value_key="ids"),
+                                                 "b": pf.io.RaggedFeature("int64", value_key="ids")})  # fmt: skip
+    bad = pf.io.serialize_example({"v": np.zeros(3, np.float32), "lengths": np.array([2], np.int64)})
+    R = pf.io.RaggedFeature
+    with pytest.raises(InvalidArgumentError, match="Feature r: example 0"):
+        pf.io.parse_example([bad], {"r": R("float32", value_key="v", partitions=[R.RowLengths("lengths")])})
+    with pytest.raises(ParseError, match="Key: lengths, Index: 0.  Data types don't match"):
+        pf.io.parse_example([bad], {"r": R("float32", value_key="lengths")})

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from parafeed.checkpoint import check_restores
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 
 
@@ -42,11 +43,16 @@ def test_batch_size_must_be_positive(size):
 
 
 def test_unbatch_errors():
-    with pytest.raises(ElementTypeError, match="rank >= 1"):
-        list(pf.Dataset.range(3).unbatch())
-    uneven = pf.Dataset.from_tensors((np.zeros(2), np.zeros(3)))
+    with pytest.raises(InvalidArgumentError, match="scalar components"):  # when built, as tf.data
+        pf.Dataset.range(3).unbatch()
+    with pytest.raises(InvalidArgumentError, match="same first"):
+        pf.Dataset.from_tensors((np.zeros(2), np.zeros(3))).unbatch()
+    uneven = pf.Dataset.range(1).map(lambda _: (np.zeros(2), np.zeros(3)))
     with pytest.raises(InvalidArgumentError, match="same batch size"):
         list(uneven.unbatch())
+    scalars = pf.Dataset.range(2).map(lambda x: x)
+    with pytest.raises(InvalidArgumentError, match="rank >= 1"):
+        list(scalars.unbatch())
 
 
 def test_rebatch_slices_across_input_batches():
@@ -56,3 +62,10 @@ def test_rebatch_slices_across_input_batches():
     assert [b.tolist() for b in out] == [[0], [1, 2, 3, 4], [5], [6, 7, 8, 9]]
     with pytest.raises(InvalidArgumentError):
         pf.Dataset.range(3).batch(2).rebatch(0)
+
+
+def test_rebatch_empty_splits_as_tf_data():
+    out = list(pf.Dataset.range(4).batch(2, drop_remainder=True).rebatch([1, 0]))
+    assert [b.tolist() for b in out] == [[0], [], [1], [], [2], [], [3], []]
+    assert all(b.dtype == np.int64 for b in out)
+    check_restores(pf.Dataset.range(4).batch(2, drop_remainder=True).rebatch([0, 1]))

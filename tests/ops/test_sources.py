@@ -37,7 +37,7 @@ def test_range_arguments():
         pf.Dataset.range(1, 5, 0)
     with pytest.raises(InvalidArgumentError, match="1 to 3"):
         pf.Dataset.range()
-    with pytest.raises(InvalidArgumentError, match="must be an int"):
+    with pytest.raises(TypeError, match="must be integers"):
         pf.Dataset.range(2.5)
 
 
@@ -79,10 +79,12 @@ def test_generator_mismatches_name_the_element(values, signature, message):
     ds = pf.Dataset.from_generator(lambda: iter(values), output_signature=signature)
     with pytest.raises(ElementTypeError, match=message):
         list(ds)
+    with pytest.raises(InvalidArgumentError, match=message):  # tf.data's error kind
+        list(ds)
 
 
 def test_generator_argument_errors():
-    with pytest.raises(InvalidArgumentError, match="must be a callable"):
+    with pytest.raises(TypeError, match="must be a callable"):
         pf.Dataset.from_generator(iter([1]), output_signature=pf.TensorSpec((), "int64"))
     with pytest.raises(InvalidArgumentError, match="output_signature` is required"):
         pf.Dataset.from_generator(lambda: iter([1]))
@@ -120,7 +122,34 @@ def test_zip_arguments():
     a, b = pf.Dataset.range(2), pf.Dataset.range(3)
     assert len(pf.Dataset.zip(a, b)) == 2
     assert len(pf.Dataset.zip(datasets=(a, b))) == 2
-    with pytest.raises(InvalidArgumentError, match="Datasets"):
+    with pytest.raises(TypeError, match="Datasets"):  # a TypeError, as in tf.data
         pf.Dataset.zip((a, [1, 2]))
     with pytest.raises(TypeError):
         pf.Dataset.zip()
+
+
+def test_from_list_keeps_each_element_and_generalises_shapes():
+    from parafeed.checkpoint import check_restores
+
+    ds = pf.experimental.from_list([[1], [2, 3], [4, 5, 6]])
+    assert ds.element_spec == pf.TensorSpec((None,), "int32") and ds.cardinality() == 3
+    assert [x.tolist() for x in ds] == [[1], [2, 3], [4, 5, 6]]
+    assert check_restores(ds) > 0
+    pairs = pf.experimental.from_list([(1, "a"), (2, "b")])
+    assert [(int(n), s) for n, s in pairs] == [(1, b"a"), (2, b"b")]
+    with pytest.raises(InvalidArgumentError, match="should not be empty"):
+        pf.experimental.from_list([])
+    with pytest.raises(InvalidArgumentError, match="must be a list"):
+        pf.experimental.from_list((1, 2))
+    with pytest.raises(InvalidArgumentError, match="nested structure"):
+        pf.experimental.from_list([(1, 2), (3,)])
+    with pytest.raises(ElementTypeError, match="same dtypes"):
+        pf.experimental.from_list([1, 2.0])
+
+
+def test_from_tensor_slices_of_datasets_and_refused_inputs():
+    ds = pf.Dataset.from_tensor_slices([pf.Dataset.range(2), pf.Dataset.range(3)])
+    assert isinstance(ds.element_spec, pf.structure.DatasetSpec)
+    assert [int(x) for x in ds.flat_map(lambda d: d)] == [0, 1, 0, 1, 2]
+    with pytest.raises(InvalidArgumentError, match="no components"):
+        pf.Dataset.from_tensors(())

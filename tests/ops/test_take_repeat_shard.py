@@ -50,3 +50,36 @@ def test_shard_arguments(num_shards, index):
 def test_enumerate_and_zip_stop_at_the_shortest():
     assert [(int(i), int(x)) for i, x in pf.Dataset.range(3).enumerate(10)] == [(10, 0), (11, 1), (12, 2)]
     assert len(list(pf.Dataset.zip((pf.Dataset.range(3), pf.Dataset.range(10).repeat())))) == 3
+
+
+def test_assert_cardinality_reports_and_checks_the_count():
+    from parafeed.checkpoint import check_restores
+    from parafeed.errors import FailedPreconditionError
+
+    ds = pf.Dataset.range(10).filter(lambda x: True).apply(pf.experimental.assert_cardinality(10))
+    assert ds.cardinality() == 10 and [int(x) for x in ds] == list(range(10))
+    assert check_restores(ds) > 0
+    short = pf.Dataset.range(1).apply(pf.experimental.assert_cardinality(pf.experimental.INFINITE_CARDINALITY))
+    with pytest.raises(FailedPreconditionError, match="an infinite number of elements but contained only 1 element"):
+        list(short)
+    long = iter(pf.Dataset.range(10).apply(pf.experimental.assert_cardinality(5)))
+    assert [int(next(long)) for _ in range(5)] == [0, 1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match="expected to contain 5 elements but contained at least 6 elements"):
+        next(long)
+    with pytest.raises(ValueError, match="expected_cardinality"):
+        pf.Dataset.range(3).apply(pf.experimental.assert_cardinality(-3))
+
+
+def test_at_finds_an_element_or_refuses_the_index():
+    from parafeed.errors import FailedPreconditionError, OutOfRangeError
+
+    ds = pf.Dataset.range(10).map(lambda x: x * 3)
+    assert int(pf.experimental.at(ds, 4)) == 12
+    assert int(pf.experimental.at(ds.filter(lambda x: x % 2 == 0), 2)) == 12  # no random access in tf.data
+    for index in (-1, 10):
+        with pytest.raises(OutOfRangeError, match=r"Index out of range \[0, 10\)"):
+            pf.experimental.at(ds, index)
+    with pytest.raises(IndexError, match="ended before index 9"):
+        pf.experimental.at(ds.filter(lambda x: x < 6), 9)
+    with pytest.raises(FailedPreconditionError, match="infinite"):
+        pf.experimental.at(ds.repeat(), 0)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from parafeed.checkpoint import check_restores
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 
 
@@ -38,3 +39,21 @@ def test_window_cardinality_matches_output():
         for size, shift, stride, drop in [(3, 1, 1, True), (3, 2, 2, True), (2, 5, 1, False), (4, 1, 3, False)]:
             ds = pf.Dataset.range(n).window(size, shift, stride, drop)
             assert len(list(ds)) == len(ds), (n, size, shift, stride, drop)
+
+
+def _fails_on_nan(x):
+    if np.isnan(x):
+        raise pf.errors.InvalidArgumentError(f"NaN at {x}")
+    return x
+
+
+def test_window_raises_only_the_errors_of_elements_it_uses():
+    values = np.float32([1.0, np.nan, 2.0, np.nan, 3.0, np.nan])
+    strided = pf.Dataset.from_tensor_slices(values).map(_fails_on_nan).window(2, 2, 2)
+    assert [w.tolist() for w in strided.flat_map(lambda w: w.batch(2))] == [[1.0, 2.0], [2.0, 3.0], [3.0]]
+    shifted = pf.Dataset.from_tensor_slices(np.float32([1, 2, np.nan, 4, 5, 6])).map(_fails_on_nan).window(2, 3)
+    assert [w.tolist() for w in shifted.flat_map(lambda w: w.batch(2))] == [[1.0, 2.0], [4.0, 5.0]]
+    used = pf.Dataset.from_tensor_slices(np.float32([1, np.nan, 2, 3])).map(_fails_on_nan).window(2, 1, 2)
+    with pytest.raises(pf.errors.InvalidArgumentError, match="NaN"):
+        list(used.flat_map(lambda w: w.batch(2)))
+    check_restores(strided.flat_map(lambda w: w.batch(2)))

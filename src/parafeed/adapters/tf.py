@@ -26,7 +26,8 @@ from parafeed import graph
 from parafeed.checkpoint import Epochs, save_state
 from parafeed.dataset import UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError, StateError
-from parafeed.structure import STRING, TensorSpec, map_structure
+from parafeed.ragged import RaggedTensor, RaggedTensorSpec
+from parafeed.structure import STRING, TensorSpec, flatten, map_structure
 
 
 def tf_signature(ds: Dataset) -> Any:
@@ -41,12 +42,16 @@ def tf_signature(ds: Dataset) -> Any:
     exact = graph.static_shapes(ds) or graph.batching_step(ds) is not None
 
     def convert(spec: Any) -> Any:
-        if not isinstance(spec, TensorSpec):
+        ragged = isinstance(spec, RaggedTensorSpec) and spec.ragged_rank > 0  # rank 0: plain arrays
+        if not isinstance(spec, (TensorSpec, RaggedTensorSpec)):
             raise InvalidArgumentError(f"to_tf(): elements with {spec!r} leaves cannot be given to TensorFlow")
         shape = spec.shape
         if shape and not exact:
             shape = (None, *shape[1:])
-        return tf.TensorSpec(shape, tf.string if spec.dtype == STRING else tf.as_dtype(spec.dtype))
+        dtype = tf.string if spec.dtype == STRING else tf.as_dtype(spec.dtype)
+        if ragged:
+            return tf.RaggedTensorSpec(shape, dtype, spec.ragged_rank, tf.as_dtype(spec.row_splits_dtype))
+        return tf.TensorSpec(shape, dtype)
 
     return map_structure(convert, ds.element_spec)
 
@@ -57,15 +62,28 @@ def to_tf(ds: Dataset, output_signature: Any = None) -> Any:
     Example:
         >>> model.fit(pf.TFRecordDataset(files).map(parse).batch(64).prefetch(pf.AUTOTUNE).to_tf(), epochs=5)
     """
-    return _from_generator(lambda: _elements(ds), output_signature or tf_signature(ds), int(ds.cardinality()))
+    signature = output_signature or tf_signature(ds)
+    ragged = any(isinstance(s, RaggedTensorSpec) for s in flatten(ds.element_spec))
+    return _from_generator(lambda: _elements(ds, ragged), signature, int(ds.cardinality()))
 
 
-def _elements(ds: Dataset) -> Iterator[Any]:
+def _elements(ds: Dataset, ragged: bool = False) -> Iterator[Any]:
     it = iter(ds)
     try:
-        yield from it
+        if ragged:  # pf.RaggedTensor leaves go over as tf.RaggedTensor
+            yield from (map_structure(_tf_ragged, element) for element in it)
+        else:
+            yield from it
     finally:
         it.close()
+
+
+def _tf_ragged(leaf: Any) -> Any:
+    if not isinstance(leaf, RaggedTensor):
+        return leaf
+    import tensorflow as tf
+
+    return tf.RaggedTensor.from_nested_row_splits(leaf.flat_values, leaf.nested_row_splits, validate=False)
 
 
 class CheckpointedFeed:

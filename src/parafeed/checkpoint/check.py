@@ -62,5 +62,7 @@ _END = object()
 def _same(a: Any, b: Any) -> bool:
     import numpy as np
 
+    if hasattr(a, "_leaf_spec") or hasattr(b, "_leaf_spec"):  # sparse and ragged leaves compare whole
+        return type(a) is type(b) and bool(a == b)
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))

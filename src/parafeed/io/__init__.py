@@ -8,6 +8,7 @@ from parafeed.image import decode_image, decode_jpeg, decode_png
 from parafeed.io.example import (
     FixedLenFeature,
     FixedLenSequenceFeature,
+    RaggedFeature,
     VarLenFeature,
     parse_example,
     parse_single_example,
@@ -15,21 +16,26 @@ from parafeed.io.example import (
 )
 from parafeed.io.example_proto import serialize_example, serialize_sequence_example
 from parafeed.io.index import TFRecordIndex
+from parafeed.io.readers import read_file
+from parafeed.io.text import decode_csv
 from parafeed.io.tfrecord import TFRecordOptions, TFRecordWriter, tf_record_iterator
 
 __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
+    "RaggedFeature",
     "TFRecordIndex",
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_csv",
     "decode_image",
     "decode_jpeg",
     "decode_png",
     "parse_example",
     "parse_single_example",
     "parse_single_sequence_example",
+    "read_file",
     "serialize_example",
     "serialize_sequence_example",
     "tf_record_iterator",

@@ -16,6 +16,7 @@ import numpy as np
 
 from parafeed.errors import InvalidArgumentError, ParseError
 from parafeed.io.example_proto import message_classes
+from parafeed.io.ragged_feature import RaggedFeature, output_order, parse_ragged
 from parafeed.sparse import SparseTensor
 from parafeed.structure import STRING, as_dtype, as_shape
 
@@ -86,9 +87,13 @@ class FixedLenSequenceFeature:
 
 def _as_spec(key: str, spec: Any) -> Any:
     """Our spec from ours or from a tf.io spec (duck-typed by class name, so ported code keeps working)."""
-    if isinstance(spec, (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature)):
+    if isinstance(spec, (FixedLenFeature, VarLenFeature, FixedLenSequenceFeature, RaggedFeature)):
         return spec
     kind = type(spec).__name__
+    if kind == "RaggedFeature":
+        from parafeed.io.ragged_feature import from_tf
+
+        return from_tf(spec)
     if kind == "FixedLenFeature":
         return FixedLenFeature(spec.shape, spec.dtype, spec.default_value)
     if kind == "VarLenFeature":
@@ -96,7 +101,8 @@ def _as_spec(key: str, spec: Any) -> Any:
     if kind == "FixedLenSequenceFeature":
         return FixedLenSequenceFeature(spec.shape, spec.dtype, spec.allow_missing, spec.default_value)
     raise InvalidArgumentError(
-        f"feature {key!r}: unsupported spec {spec!r}; use FixedLenFeature, VarLenFeature or FixedLenSequenceFeature"
+        f"feature {key!r}: unsupported spec {spec!r}; use FixedLenFeature, VarLenFeature, FixedLenSequenceFeature "
+        "or RaggedFeature"
     )
 
 
@@ -289,11 +295,12 @@ def parse_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any
     """
     specs = _prepare(features, "parse_example")
     batch = _as_batch(serialized, "parse_example")
-    keys = list(specs)
-    dtypes = [specs[k].dtype for k in keys]
+    plain = [k for k in specs if not isinstance(specs[k], RaggedFeature)]
+    reads = _ragged_columns(specs, [(k, specs[k].dtype) for k in plain])
+    keys, dtypes = [k for k, _ in reads], [d for _, d in reads]
     columns = _columns_native(batch, keys, dtypes) or _columns_protobuf(batch, keys, dtypes)
     out: dict[str, Any] = {}
-    for key, column in zip(keys, columns):
+    for key, column in zip(plain, columns):
         spec = specs[key]
         values = column.values
         if (
@@ -310,7 +317,36 @@ def parse_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any
             out[key] = _var_len(column, len(batch))
         else:
             out[key] = _sequence(key, spec, column, len(batch))
+    if len(plain) < len(specs):
+        out.update(_ragged(specs, reads, columns, batch))
     return out
+
+
+def _ragged_columns(specs: dict[str, Any], reads: list) -> list:
+    """``reads`` with the value and partition columns of the RaggedFeatures added (each column read once)."""
+    have, splits = dict(reads), {}
+    for key in sorted(specs):
+        if isinstance(specs[key], RaggedFeature):
+            split = specs[key].row_splits_dtype.name
+            for column, dtype in specs[key].columns(key):
+                if have.setdefault(column, dtype) != dtype:
+                    raise InvalidArgumentError(
+                        f"parse_example: Conflicting type {have[column]} vs {dtype} for feature {column}."
+                    )
+                if splits.setdefault(column, split) != split:
+                    raise InvalidArgumentError(
+                        f"parse_example: Conflicting partition type {splits[column]} vs {split} for feature {column}."
+                    )
+    return list(have.items())
+
+
+def _ragged(specs: dict[str, Any], reads: list, columns: list, serialized: list) -> dict[str, Any]:
+    by_key = {}
+    for (key, dtype), column in zip(reads, columns):
+        _check_types(key, VarLenFeature(dtype), column, serialized)
+        counts = np.maximum(column.counts, 0)
+        by_key[key] = (np.concatenate([[0], np.cumsum(counts)]), column.values)
+    return {key: parse_ragged(key, specs[key], by_key, len(serialized)) for key in output_order(specs)}
 
 
 def parse_single_example(serialized: bytes, features: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from typing import Any, BinaryIO
 
-from parafeed.errors import DataLossError, InvalidArgumentError
+from parafeed.errors import DataLossError, InvalidArgumentError, NotFoundError
 
 _COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
 
@@ -36,6 +36,8 @@ class ByteStream:
         self._step = step
         try:
             self._file: BinaryIO | None = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
+        except FileNotFoundError as err:  # tf.data's NotFoundError (still a FileNotFoundError)
+            raise NotFoundError(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
         except OSError as err:
             raise type(err)(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
         self._compression = compression

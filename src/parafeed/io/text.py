@@ -92,7 +92,7 @@ class CsvColumns:
         self.dtypes: list[np.dtype] = []
         self.defaults: list[Any] = []
         for i, item in enumerate(record_defaults):
-            dtype, default = _column(i, item)
+            dtype, default = _column(i, _default_item(i, item))
             self.dtypes.append(dtype)
             self.defaults.append(default)
         if select_cols is not None:
@@ -221,3 +221,130 @@ def _fit(value: int, dtype: np.dtype) -> Any:
     if not info.min <= value <= info.max:
         raise OverflowError
     return dtype.type(value)
+
+
+# ---------------------------------------------------------------------------------------------- decode_csv
+
+
+def split_csv_record(record: str, delim: str, use_quote_delim: bool, index: int) -> list[tuple[str, bool]]:
+    """The fields of one CSV record as (text, was_quoted), with tf.io.decode_csv's quoting rules; an empty record
+    has no fields."""
+    fields: list[tuple[str, bool]] = []
+    if record == "":
+        return fields
+    pos, n = 0, len(record)
+    while True:
+        if use_quote_delim and pos < n and record[pos] == '"':
+            out, pos = [], pos + 1
+            while True:
+                end = record.find('"', pos)
+                if end < 0:
+                    raise ParseError(f"decode_csv: record {index}: a quoted field is not closed: {record!r}")
+                out.append(record[pos:end])
+                if end + 1 < n and record[end + 1] == '"':
+                    out.append('"')
+                    pos = end + 2
+                    continue
+                pos = end + 1
+                break
+            if pos < n and record[pos] != delim:
+                raise ParseError(
+                    f"decode_csv: record {index}: Quote inside a string has to be escaped by another quote: {record!r}"
+                )
+            fields.append(("".join(out), True))
+        else:
+            end = record.find(delim, pos)
+            end = n if end < 0 else end
+            text = record[pos:end]
+            if use_quote_delim and ('"' in text or "\r" in text or "\n" in text):
+                raise ParseError(
+                    f"decode_csv: record {index}: Unquoted fields cannot have quotes/CRLFs inside: {record!r}"
+                )
+            fields.append((text, False))
+            pos = end
+        if pos >= n:
+            return fields
+        pos += 1  # the delimiter
+        if pos == n:
+            fields.append(("", False))
+            return fields
+
+
+def convert_csv_field(columns: CsvColumns, i: int, field: str, where: str) -> Any:
+    """Field ``i`` as its column's dtype (the column default when empty or ``na_value``); ``where`` names it."""
+    if field == "" or field == columns.na_value:
+        default = columns.defaults[i]
+        if default is None:
+            raise ParseError(f"{where}: field {i} is required but missing; give a default in `record_defaults`")
+        return default
+    dtype = columns.dtypes[i]
+    if dtype == STRING:
+        return field.encode("utf-8", "surrogateescape")
+    try:
+        if "_" in field:
+            raise ValueError(field)
+        if dtype.kind == "i":
+            return _fit(int(field), dtype)
+        with np.errstate(over="ignore"):
+            return dtype.type(float(field))
+    except (ValueError, OverflowError):
+        raise ParseError(f"{where}: field {i} is not a valid {dtype_name(dtype)}: {field!r}") from None
+
+
+def decode_csv(
+    records: Any,
+    record_defaults: list,
+    field_delim: str = ",",
+    use_quote_delim: bool = True,
+    name: str | None = None,
+    na_value: str = "",
+    select_cols: list[int] | None = None,
+) -> list:
+    """CSV records (a ``bytes`` scalar or an array of them) as a list of columns, each shaped like ``records``
+    (``tf.io.decode_csv``).
+
+    Args:
+        record_defaults: per column a default (``[0]``, ``[0.0]``, ``[""]``, ``[np.int64(0)]`` ...) whose type is the
+            column's, or an empty list / a dtype for a required column.
+
+    Example:
+        >>> pf.io.decode_csv([b"1,2.5,a", b"3,,b"], [[0], [0.0], [""]])
+        [array([1, 3], dtype=int32), array([2.5, 0. ], dtype=float32), array([b'a', b'b'], dtype=object)]
+    """
+    if select_cols is not None and list(select_cols) != sorted(set(int(c) for c in select_cols)):
+        raise InvalidArgumentError(f"decode_csv: `select_cols` is not strictly increasing: {select_cols}")
+    if not isinstance(field_delim, str) or len(field_delim) != 1:
+        raise InvalidArgumentError(f"decode_csv: `field_delim` should be only 1 char, got {field_delim!r}")
+    columns = CsvColumns(record_defaults, select_cols, field_delim, na_value)
+    scalar = isinstance(records, (bytes, str))
+    arr = np.asarray(records if not scalar else [records], dtype=object)
+    width = len(columns.dtypes)
+    needed = width if columns.select is None else columns.select[-1] + 1
+    out = [np.empty(arr.size, dtype=d) for d in columns.dtypes]
+    for r, record in enumerate(arr.reshape(-1).tolist()):
+        text = record.decode("utf-8", "surrogateescape") if isinstance(record, bytes) else str(record)
+        fields = split_csv_record(text, field_delim, bool(use_quote_delim), r)
+        if len(fields) < needed or (columns.select is None and len(fields) != width):
+            raise ParseError(f"decode_csv: Expect {width} fields but have {len(fields)} in record {r}")
+        if columns.select is not None:
+            fields = [fields[c] for c in columns.select]
+        for i, (field, _) in enumerate(fields):
+            out[i][r] = convert_csv_field(columns, i, field, f"decode_csv: record {r}")
+    if scalar:
+        return [col[0] for col in out]
+    return [col.reshape(arr.shape) for col in out]
+
+
+def _default_item(i: int, item: Any) -> Any:
+    """A record_defaults item with a one-element list or array unwrapped (tf.data's ``[0]`` form)."""
+    if hasattr(item, "numpy"):
+        item = item.numpy()
+    if isinstance(item, (list, tuple, np.ndarray)):
+        arr = np.asarray(item, dtype=object if any(isinstance(v, (bytes, str)) for v in np.ravel(item)) else None)
+        if arr.ndim > 1:
+            raise InvalidArgumentError(f"record_defaults[{i}]: each default should be at most rank 1, got {item!r}")
+        if arr.size == 1:
+            return item.reshape(-1)[0] if isinstance(item, np.ndarray) else item[0]
+        if arr.size > 1:
+            raise InvalidArgumentError(f"record_defaults[{i}]: a default must have one value, got {item!r}")
+    return item

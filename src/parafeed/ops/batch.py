@@ -15,8 +15,12 @@ from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.graph import BATCHING
 from parafeed.iterator import DatasetIterator
+from parafeed.ragged import RaggedTensor, RaggedTensorSpec
+from parafeed.ragged import stack as stack_ragged
+from parafeed.sparse import SparseTensor, concat_sparse, sparse_rows, split_sparse, stack_sparse
 from parafeed.structure import (
     STRING,
+    TensorSpec,
     batch_spec,
     flatten,
     is_nested,
@@ -30,6 +34,10 @@ from parafeed.structure import (
 def stack_leaves(leaves: list, step: str, component: str = "0") -> np.ndarray:
     """Stack same-shaped leaves into one array; a clear error names the first element that differs."""
     first = leaves[0]
+    if type(first) is SparseTensor:
+        return stack_sparse(leaves, step, component)
+    if type(first) is RaggedTensor:
+        return stack_ragged(leaves, None, step, component)
     if type(first) is bytes:
         out = np.empty(len(leaves), dtype=STRING)
         out[:] = leaves
@@ -55,6 +63,11 @@ def stack_leaves(leaves: list, step: str, component: str = "0") -> np.ndarray:
 def _raise_mismatch(leaves: list, step: str, component: str) -> None:
     first_shape = np.shape(leaves[0])
     for i, leaf in enumerate(leaves):
+        if type(leaf) is SparseTensor:
+            raise ElementTypeError(
+                f"{step}: component {component} of element {i} is a SparseTensor, but the first element of the "
+                "batch has a dense value there"
+            )
         if not hasattr(leaf, "shape") and type(leaf) is not bytes:
             raise ElementTypeError(f"{step}: component {component} of element {i} is not an array: {leaf!r:.80}")
         if np.shape(leaf) != first_shape:
@@ -104,6 +117,12 @@ class BatchDataset(Dataset):
         self.drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
+        if self._parents[0]._static_shapes():  # components tf.data types as ragged batch into RaggedTensors
+            from parafeed.ops.ragged_batch import ragged_batch_iterator
+
+            ragged = ragged_batch_iterator(self._parents[0], self.batch_size, self.drop_remainder)
+            if ragged is not None:
+                return ragged
         return _BatchIterator(self._parents[0]._iter(), self.batch_size, self.drop_remainder)
 
     def _element_spec(self) -> Any:
@@ -155,6 +174,9 @@ class UnbatchDataset(Dataset):
 
     def __init__(self, parent: Dataset, name: str | None = None):
         super().__init__((parent,), name=name)
+        if parent._static_shapes():  # tf.data refuses scalars and unequal batch dimensions when it is built
+            _check_batch_dims(parent.element_spec)
+            self.element_spec  # noqa: B018 - raises for scalar components
 
     def _make_iterator(self) -> DatasetIterator:
         return _UnbatchIterator(self._parents[0]._iter())
@@ -168,25 +190,39 @@ class UnbatchDataset(Dataset):
         if n in (0, INFINITE) or n == UNKNOWN:
             return n
         if parent._static_shapes():  # tf.data multiplies by a statically known batch dimension
-            dims = {s.shape[0] if s.shape else None for s in flatten(parent.element_spec)}
-            if len(dims) == 1 and None not in dims:
+            leaves = [s for s in flatten(parent.element_spec) if isinstance(s, (TensorSpec, RaggedTensorSpec))]
+            dims = {s.shape[0] if s.shape else None for s in leaves}
+            if len(dims) == 1 and None not in dims and min(dims) > 0:  # tf.data: a batch dimension of 0 is unknown
                 return n * dims.pop()
         return UNKNOWN
+
+
+def _check_batch_dims(spec: Any) -> None:
+    known = {s.shape[0] for s in flatten(spec) if isinstance(s, TensorSpec) and s.shape and s.shape[0] is not None}
+    if len(known) > 1:
+        raise InvalidArgumentError(
+            f"unbatch(): the components of the input elements must have the same first (batch) dimension, got "
+            f"{sorted(known)} in element spec {spec!r}"
+        )
 
 
 def _rows(element: Any, step: str) -> list:
     """The rows of a batched element, each an element."""
     if not is_nested(element):
-        if type(element) is not np.ndarray:
-            raise ElementTypeError(f"{step}: the input elements must have rank >= 1, got a scalar {element!r:.60}")
+        if type(element) is SparseTensor:
+            return sparse_rows(element, step)
+        if type(element) not in (np.ndarray, RaggedTensor):
+            raise InvalidArgumentError(f"{step}: the input elements must have rank >= 1, got a scalar {element!r:.60}")
         return list(element)
     flat = flatten(element)
     for j, leaf in enumerate(flat):
-        if type(leaf) is not np.ndarray:
-            raise ElementTypeError(
+        if type(leaf) is SparseTensor:
+            flat[j] = sparse_rows(leaf, step)
+        elif type(leaf) not in (np.ndarray, RaggedTensor):
+            raise InvalidArgumentError(
                 f"{step}: component {j} of the input element is a scalar; every component needs rank >= 1"
             )
-    sizes = [leaf.shape[0] for leaf in flat]
+    sizes = [len(leaf) for leaf in flat]
     if len(set(sizes)) > 1:
         raise InvalidArgumentError(
             f"{step}: the input element must have the same batch size in each component; got sizes {sizes}"
@@ -261,6 +297,8 @@ class _RebatchIterator(DatasetIterator):
         self._turn = 0
         self._drop_remainder = drop_remainder
         self._current: Any = None  # the input batch being cut, its row count and the next row to use
+        self._last: Any = None  # the last input batch read (the template of an empty batch after the input ends)
+        self._last_at: Any = None  # the input's state before it
         self._rows = 0
         self._offset = 0
         self._done = False
@@ -272,6 +310,8 @@ class _RebatchIterator(DatasetIterator):
             raise StopIteration
         want = self._sizes[self._turn % len(self._sizes)]
         self._turn += 1
+        if want == 0:  # tf.data gives an empty batch, input or not
+            return self._empty()
         pieces, have = [], 0
         while True:
             if self._current is None:
@@ -281,6 +321,7 @@ class _RebatchIterator(DatasetIterator):
                 except StopIteration:
                     break
                 self._rows, self._offset = _rows_count(self._current), 0
+                self._last, self._last_at = self._current, self._at
             take = min(want - have, self._rows - self._offset)
             pieces.append(_slice(self._current, self._offset, self._offset + take))
             have += take
@@ -294,9 +335,27 @@ class _RebatchIterator(DatasetIterator):
             raise StopIteration
         return pieces[0] if len(pieces) == 1 else _concat(pieces)
 
+    def _empty(self) -> Any:
+        """A batch of 0 rows, cut from the input batch being cut, the next one, or the last one."""
+        if self._current is None:
+            self._at, self._error = snapshot(self._parent)
+            try:
+                self._current = next(self._parent)
+                self._rows, self._offset = _rows_count(self._current), 0
+                self._last, self._last_at = self._current, self._at
+            except StopIteration:
+                pass
+        template = self._current if self._current is not None else self._last
+        if template is None:
+            self._done = True
+            raise StopIteration
+        return _slice(template, 0, 0)
+
     def _get_state(self) -> dict:
         state = {"turn": self._turn, "done": self._done, "offset": 0}
         if self._current is None:
+            if self._last is not None and 0 in self._sizes:  # re-read the last batch: empty batches are cut from it
+                return {**state, "at": position(self._last_at, 0, self._error)["at"], "last": True}
             return {**state, "at": self._parent.get_state()}
         return {**state, "at": position(self._at, 0, self._error)["at"], "offset": self._offset}
 
@@ -305,29 +364,48 @@ class _RebatchIterator(DatasetIterator):
         self._at, self._current, self._offset = state["at"], None, int(state["offset"])
         self._turn, self._done = int(state["turn"]), bool(state["done"])
         if self._offset:
-            self._current = next(self._parent)
-            self._rows = _rows_count(self._current)
+            self._current = self._last = next(self._parent)
+            self._rows, self._last_at = _rows_count(self._current), self._at
+        elif state.get("last"):
+            self._last, self._last_at = next(self._parent), self._at
 
 
 def _rows_count(element: Any) -> int:
     flat = flatten(element)
-    sizes = {leaf.shape[0] if isinstance(leaf, np.ndarray) and leaf.ndim else -1 for leaf in flat}
+    sizes = {_leading(leaf) for leaf in flat}
     if -1 in sizes:
-        raise ElementTypeError("rebatch(): every component of the input elements must have rank >= 1")
+        raise InvalidArgumentError("rebatch(): every component of the input elements must have rank >= 1")
     if len(sizes) > 1:
         raise InvalidArgumentError(f"rebatch(): components have different batch sizes {sorted(sizes)}")
     return sizes.pop()
 
 
+def _leading(leaf: Any) -> int:
+    if type(leaf) is SparseTensor:
+        return int(leaf.dense_shape[0]) if len(leaf.dense_shape) else -1
+    return leaf.shape[0] if isinstance(leaf, np.ndarray) and leaf.ndim else -1
+
+
+def _slice_leaf(leaf: Any, start: int, stop: int) -> Any:
+    if type(leaf) is SparseTensor:
+        rows = int(leaf.dense_shape[0])
+        return split_sparse(leaf, [start, stop - start, rows - stop])[1]
+    return leaf[start:stop]
+
+
+def _concat_leaves(leaves: list) -> Any:
+    return concat_sparse(leaves) if type(leaves[0]) is SparseTensor else np.concatenate(leaves)
+
+
 def _slice(element: Any, start: int, stop: int) -> Any:
     if not is_nested(element):
-        return element[start:stop]
-    return pack_as(element, [leaf[start:stop] for leaf in flatten(element)])
+        return _slice_leaf(element, start, stop)
+    return pack_as(element, [_slice_leaf(leaf, start, stop) for leaf in flatten(element)])
 
 
 def _concat(pieces: list) -> Any:
     first = pieces[0]
     if not is_nested(first):
-        return np.concatenate(pieces)
+        return _concat_leaves(pieces)
     flats = [flatten(p) for p in pieces]
-    return pack_as(first, [np.concatenate([f[j] for f in flats]) for j in range(len(flats[0]))])
+    return pack_as(first, [_concat_leaves([f[j] for f in flats]) for j in range(len(flats[0]))])

@@ -15,6 +15,19 @@ from parafeed.iterator import DatasetIterator
 from parafeed.structure import STRING, TensorSpec
 
 
+def _checked_spec(dataset: PassThroughDataset, step: str, predicate: Callable[..., Any]) -> Any:
+    """The input's spec, after checking that ``predicate`` returns a boolean scalar for a sample element (tf.data
+    checks the traced predicate's output when the step is built)."""
+    spec = dataset._parent.element_spec
+    try:
+        sample = dataset._parent._sample_element()
+        keep = predicate(*sample) if type(sample) is tuple else predicate(sample)
+    except Exception:  # no sample (an empty input) or a value-dependent failure: checked per element
+        return spec
+    as_bool(step, predicate, keep)
+    return spec
+
+
 class FilterDataset(PassThroughDataset):
     """The elements for which ``predicate(element)`` is True."""
 
@@ -24,6 +37,9 @@ class FilterDataset(PassThroughDataset):
 
     def _make_iterator(self) -> DatasetIterator:
         return _FilterIterator(self._parent._iter(), self._predicate)
+
+    def _element_spec(self) -> Any:
+        return _checked_spec(self, "filter()", self._predicate)
 
     def _cardinality(self) -> int:
         return UNKNOWN
@@ -68,6 +84,9 @@ class TakeWhileDataset(PassThroughDataset):
     def _make_iterator(self) -> DatasetIterator:
         return _TakeWhileIterator(self._parent._iter(), self._predicate)
 
+    def _element_spec(self) -> Any:
+        return _checked_spec(self, "take_while()", self._predicate)
+
     def _cardinality(self) -> int:
         return UNKNOWN
 
@@ -103,15 +122,16 @@ class _TakeWhileIterator(DatasetIterator):
 
 
 class UniqueDataset(PassThroughDataset):
-    """Each distinct element once, in order of first appearance (scalar int32, int64 or string elements)."""
+    """Each distinct element once, in order of first appearance (int32, int64 or string elements of any shape)."""
 
     def __init__(self, parent: Dataset, name: str | None = None):
         super().__init__(parent, name=name)
         spec = parent.element_spec
-        ok = isinstance(spec, TensorSpec) and spec.shape == () and spec.dtype in (np.int32, np.int64, STRING)
+        ok = isinstance(spec, TensorSpec) and spec.dtype in (np.int32, np.int64, STRING)
         if not ok:
             raise ElementTypeError(
-                f"unique(): only datasets of scalar int32, int64 or string elements are supported, got {spec!r}"
+                f"unique(): only datasets of int32, int64 or string elements (one component) are supported, got "
+                f"{spec!r}"
             )
 
     def _make_iterator(self) -> DatasetIterator:
@@ -119,6 +139,17 @@ class UniqueDataset(PassThroughDataset):
 
     def _cardinality(self) -> int:
         return UNKNOWN
+
+
+def _key(x: Any) -> Any:
+    """A hashable, JSON-friendly key of an element: the value of a scalar, ``[shape, values]`` of an array (string
+    values as hex)."""
+    if type(x) is bytes:
+        return x.hex()
+    if isinstance(x, np.ndarray):
+        values = [v.hex() for v in x.reshape(-1)] if x.dtype == object else x.reshape(-1).tolist()
+        return (tuple(x.shape), tuple(values))
+    return int(x)
 
 
 class _UniqueIterator(DatasetIterator):
@@ -130,16 +161,17 @@ class _UniqueIterator(DatasetIterator):
     def __next__(self) -> Any:
         seen = self._seen
         for x in self._parent:
-            if x not in seen:
-                seen.add(x)
+            key = _key(x)
+            if key not in seen:
+                seen.add(key)
                 return x
         raise StopIteration
 
     def _get_state(self) -> dict:
-        """Holds the values seen so far (ints, or strings as hex): the one state that grows with the data."""
-        seen = [x.hex() if type(x) is bytes else int(x) for x in self._seen]
+        """Holds the values seen so far: the one state that grows with the data."""
+        seen = [list(k) if type(k) is tuple else k for k in self._seen]
         return {"parent": self._parent.get_state(), "seen": seen}
 
     def _set_state(self, state: dict) -> None:
         self._parent.set_state(state["parent"])
-        self._seen = {bytes.fromhex(v) if isinstance(v, str) else v for v in state["seen"]}
+        self._seen = {(tuple(k[0]), tuple(k[1])) if isinstance(k, list) else k for k in state["seen"]}

@@ -9,7 +9,7 @@ import numpy as np
 
 from parafeed.arguments import callable_arg, positive_int
 from parafeed.checkpoint.positions import Snapshots
-from parafeed.dataset import UNKNOWN, Dataset
+from parafeed.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import as_int64_scalar, call, fn_name, user_error
 from parafeed.iterator import DatasetIterator, build_in, current_scope
@@ -51,7 +51,7 @@ class GroupByWindowDataset(Dataset):
         return self._reduce(np.int64(0), [sample]).element_spec
 
     def _cardinality(self) -> int:
-        return UNKNOWN
+        return INFINITE if self._parents[0]._cardinality() == INFINITE else UNKNOWN  # as tf.data counts
 
     def _static_shapes(self) -> bool:
         return False

@@ -9,21 +9,22 @@ import numpy as np
 
 from parafeed.arguments import positive_int
 from parafeed.dataset import Dataset
-from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.errors import ArgumentTypeError, DataLossError, ElementTypeError, InvalidArgumentError
 from parafeed.graph import BATCHING
 from parafeed.iterator import DatasetIterator
 from parafeed.ops.batch import batched_cardinality, batched_counts
 from parafeed.structure import (
     STRING,
-    DatasetSpec,
     TensorSpec,
     as_shape,
     batch_spec,
+    dtype_name,
     flatten,
     is_nested,
     map_structure_up_to,
     pack_as,
     shape_str,
+    spec_of,
 )
 
 _STEP = "padded_batch()"
@@ -48,22 +49,23 @@ class PaddedBatchDataset(Dataset):
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
         self.drop_remainder = bool(drop_remainder)
+        if parent._static_shapes():  # tf.data checks the arguments against the element spec when it is built
+            self.element_spec  # noqa: B018
 
     def _make_iterator(self) -> DatasetIterator:
-        return _PaddedBatchIterator(self._parents[0]._iter(), self)
+        static = self._parents[0]._static_shapes()
+        spec = self._parents[0].element_spec if static else None
+        return _PaddedBatchIterator(self._parents[0]._iter(), self, spec)
 
     def _element_spec(self) -> Any:
-        spec = self._parents[0].element_spec
-        for s in flatten(spec):
-            if isinstance(s, DatasetSpec):
-                raise ElementTypeError(f"{_STEP}: datasets of datasets cannot be batched")
-        if self._padded_shapes is not None:
-            shapes = _flat_shapes(spec, self._padded_shapes)
-            spec = pack_as(spec, [TensorSpec(sh, s.dtype) for sh, s in zip(shapes, flatten(spec))])
+        parent = self._parents[0]
+        spec = parent.element_spec
+        shapes, _ = resolve(spec, self._padded_shapes, self._padding_values, static=parent._static_shapes())
+        spec = pack_as(spec, [TensorSpec(sh, s.dtype) for sh, s in zip(shapes, flatten(spec))])
         return batch_spec(spec, self.batch_size if self.drop_remainder else None)
 
     def _sample_element(self) -> Any:
-        return _Padder(self._padded_shapes, self._padding_values)(
+        return _Padder(self._padded_shapes, self._padding_values, None)(
             [self._parents[0]._sample_element()] * self.batch_size
         )
 
@@ -74,49 +76,125 @@ class PaddedBatchDataset(Dataset):
         return batched_counts(self._parents[0]._replica_counts(start), self.batch_size, self.drop_remainder)
 
 
+def resolve(spec: Any, padded_shapes: Any, padding_values: Any, static: bool) -> tuple[list, list]:
+    """Every component's padded shape (``None`` where unknown) and padding value, checked against ``spec`` as
+    tf.data checks them; sizes are compared only where ``static`` (a spec read off a sample has sizes that other
+    elements need not share)."""
+    leaves = flatten(spec)
+    for j, s in enumerate(leaves):
+        if not isinstance(s, TensorSpec):
+            what = "datasets of datasets" if hasattr(s, "element_spec") else f"elements with a {type(s).__name__}"
+            raise ElementTypeError(
+                f"{_STEP}: only tensor components can be padded, but component {j} of the elements has spec {s!r} "
+                f"({what}). Use batch() for them, or convert them in a map() first"
+            )
+    if padded_shapes is None:
+        for j, s in enumerate(leaves):
+            if s.shape is None:
+                raise InvalidArgumentError(
+                    f"{_STEP}: component {j} has unknown rank, so `padded_shapes` must be given (e.g. [None] for "
+                    "vectors padded to the longest in each batch)"
+                )
+        shapes = [s.shape if static else (None if s.shape is None else (None,) * len(s.shape)) for s in leaves]
+    else:
+        shapes = _flat_shapes(spec, padded_shapes)
+        for j, (want, s) in enumerate(zip(shapes, leaves)):
+            if not _fits(want, s.shape, static):
+                raise InvalidArgumentError(
+                    f"{_STEP}: the padded shape {shape_str(want)} is not compatible with the shape "
+                    f"{shape_str(s.shape)} of component {j} of the elements: it needs the same rank, and sizes no "
+                    "smaller than the elements'"
+                )
+    values = _flat_padding_values(spec, padding_values)
+    return shapes, [_fill_value(v, s.dtype, j) for j, (v, s) in enumerate(zip(values, leaves))]
+
+
+def _fits(padded: tuple | None, shape: tuple | None, static: bool) -> bool:
+    if padded is None or shape is None:
+        return True
+    if len(padded) != len(shape):
+        return False
+    return not static or all(p is None or d is None or p >= d for p, d in zip(padded, shape))
+
+
 def _flat_shapes(structure: Any, padded_shapes: Any) -> list:
+    if is_nested(structure) and not is_nested(padded_shapes):
+        raise ArgumentTypeError(
+            f"{_STEP}: `padded_shapes` {padded_shapes!r} must have the structure of the elements (one shape per "
+            "component, in a tuple or dict like the elements), e.g. ([None], []) for (sequence, label) elements"
+        )
     shapes: list = []
     try:
-        map_structure_up_to(structure, lambda s: shapes.append(as_shape(s)), padded_shapes)
-    except ValueError:
+        map_structure_up_to(structure, lambda s: shapes.append(_as_padded_shape(s)), padded_shapes)
+    except ValueError as err:
+        if isinstance(err, InvalidArgumentError) and str(err).startswith(_STEP):
+            raise
         raise InvalidArgumentError(
-            f"{_STEP}: `padded_shapes` {padded_shapes!r} must have the structure of the elements "
-            f"(one shape per component), e.g. ([None], []) for (sequence, label) elements"
+            f"{_STEP}: `padded_shapes` {padded_shapes!r} must have the structure of the elements (one shape per "
+            f"component), e.g. ([None], []) for (sequence, label) elements"
         ) from None
     return shapes
 
 
-def _flat_padding_values(structure: Any, padding_values: Any) -> list:
-    if padding_values is None:
-        return [None] * len(flatten(structure))
-    if not is_nested(structure) and not is_nested(padding_values):
-        return [padding_values]
-    values: list = []
+def _as_padded_shape(shape: Any) -> tuple | None:
+    if isinstance(shape, np.ndarray) and shape.dtype.kind not in "iu":
+        raise ArgumentTypeError(f"{_STEP}: a padded shape must hold integers, got dtype {shape.dtype}: {shape!r}")
     try:
-        map_structure_up_to(structure, values.append, padding_values)
-    except ValueError:
+        return as_shape(shape)
+    except InvalidArgumentError:
         raise InvalidArgumentError(
-            f"{_STEP}: `padding_values` {padding_values!r} must have the structure of the elements (None for "
-            "the default 0 / empty string)"
+            f"{_STEP}: padded shape {shape!r} must be a vector of ints (None or -1 for the batch's longest)"
         ) from None
+
+
+def _flat_padding_values(structure: Any, padding_values: Any) -> list:
+    width = len(flatten(structure))
+    if padding_values is None:
+        return [None] * width
+    if not is_nested(padding_values):  # one value for every component, as tf.data broadcasts it
+        return [padding_values] * width
+    values: list = []
+    if not _expand(padding_values, structure, values):
+        raise InvalidArgumentError(
+            f"{_STEP}: `padding_values` {padding_values!r} must be one scalar or have the structure of the "
+            "elements (None for the defaults, 0 / empty string, of a component or a whole sub-structure)"
+        )
     return values
 
 
-class _Padder:
-    """Pads and stacks a list of elements; the per-component shapes and fills are resolved on first use."""
+def _expand(values: Any, structure: Any, out: list) -> bool:
+    """Append the padding value of every component of ``structure``; False where ``values`` does not fit it."""
+    if values is None:  # as tf.data: None gives the defaults of the whole sub-structure it stands for
+        out.extend([None] * len(flatten(structure)))
+        return True
+    if not is_nested(values) or not is_nested(structure):
+        out.append(values)
+        return not is_nested(values) and not is_nested(structure)
+    if isinstance(values, dict) != isinstance(structure, dict) or len(values) != len(structure):
+        return False
+    if isinstance(values, dict):
+        if set(values) != set(structure):
+            return False
+        return all(_expand(values[k], structure[k], out) for k in sorted(structure))
+    return all(_expand(v, s, out) for v, s in zip(values, structure))
 
-    def __init__(self, padded_shapes: Any, padding_values: Any):
+
+class _Padder:
+    """Pads and stacks a list of elements; the per-component shapes and fills come from the static spec, or are
+    resolved from the first batch when the spec was read off a sample."""
+
+    def __init__(self, padded_shapes: Any, padding_values: Any, spec: Any):
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
         self._shapes: list | None = None
         self._fills: list = []
+        if spec is not None:
+            self._shapes, self._fills = resolve(spec, padded_shapes, padding_values, static=True)
 
     def __call__(self, elements: list) -> Any:
         first = elements[0]
         if self._shapes is None:
-            ps = self._padded_shapes
-            self._shapes = [None] * len(flatten(first)) if ps is None else _flat_shapes(first, ps)
-            self._fills = _flat_padding_values(first, self._padding_values)
+            self._shapes, self._fills = resolve(spec_of(first), self._padded_shapes, self._padding_values, False)
         flats = [[e] for e in elements] if not is_nested(first) else [flatten(e) for e in elements]
         width = len(self._shapes)
         if any(len(f) != width for f in flats):
@@ -126,12 +204,12 @@ class _Padder:
 
 
 class _PaddedBatchIterator(DatasetIterator):
-    def __init__(self, parent: DatasetIterator, ds: PaddedBatchDataset):
+    def __init__(self, parent: DatasetIterator, ds: PaddedBatchDataset, spec: Any):
         super().__init__(parent)
         self._parent = parent
         self._batch_size = ds.batch_size
         self._drop_remainder = ds.drop_remainder
-        self._pad = _Padder(ds._padded_shapes, ds._padding_values)
+        self._pad = _Padder(ds._padded_shapes, ds._padding_values, spec)
 
     def __next__(self) -> Any:
         buf = list(islice(self._parent, self._batch_size))
@@ -147,21 +225,23 @@ class _PaddedBatchIterator(DatasetIterator):
 
 
 def _pad_component(leaves: list, padded_shape: tuple | None, fill: Any, component: int) -> np.ndarray:
-    is_string = type(leaves[0]) is bytes or (isinstance(leaves[0], np.ndarray) and leaves[0].dtype == STRING)
-    dtype = STRING if is_string else np.asarray(leaves[0]).dtype
+    first = leaves[0]
+    if not isinstance(first, (np.ndarray, np.generic, bytes)):
+        raise ElementTypeError(
+            f"{_STEP}: component {component} of the elements is a {type(first).__name__}; only tensor components "
+            "can be padded. Use batch() for them, or convert them in a map() first"
+        )
+    is_string = type(first) is bytes or (isinstance(first, np.ndarray) and first.dtype == STRING)
+    dtype = STRING if is_string else np.asarray(first).dtype
     shapes = [np.shape(leaf) for leaf in leaves]
-    rank = len(shapes[0])
+    rank = len(shapes[0]) if padded_shape is None else len(padded_shape)
     for i, shape in enumerate(shapes):
         if len(shape) != rank:
+            other = "the first element of the batch" if padded_shape is None else "the padded shape"
             raise InvalidArgumentError(
-                f"{_STEP}: component {component} of element {i} has rank {len(shape)} but the first element of the "
-                f"batch has rank {rank}; padding can change sizes, not ranks"
+                f"{_STEP}: component {component} of element {i} has rank {len(shape)}, but {other} has rank "
+                f"{rank}; padding can change sizes, not ranks"
             )
-    if padded_shape is not None and len(padded_shape) != rank:
-        raise InvalidArgumentError(
-            f"{_STEP}: `padded_shapes` {shape_str(padded_shape)} for component {component} has rank "
-            f"{len(padded_shape)}, but the elements have rank {rank} (shape {shape_str(shapes[0])})"
-        )
     target = [max(s[d] for s in shapes) for d in range(rank)]
     if padded_shape is not None:
         for d, want in enumerate(padded_shape):
@@ -169,10 +249,11 @@ def _pad_component(leaves: list, padded_shape: tuple | None, fill: Any, componen
                 continue
             if target[d] > want:
                 i = next(i for i, s in enumerate(shapes) if s[d] > want)
-                raise InvalidArgumentError(
-                    f"{_STEP}: component {component} of element {i} has shape {shape_str(shapes[i])}, larger than "
-                    f"padded_shapes {shape_str(padded_shape)} in dimension {d}. Increase that padded size, or set it "
-                    "to None to pad to the longest element of each batch."
+                raise DataLossError(
+                    f"{_STEP}: attempted to pad to a smaller size than the input element: component {component} of "
+                    f"element {i} has shape {shape_str(shapes[i])}, larger than padded_shapes "
+                    f"{shape_str(padded_shape)} in dimension {d}. Increase that padded size, or set it to None to "
+                    "pad to the longest element of each batch."
                 )
             target[d] = want
     out = np.full((len(leaves), *target), _fill_value(fill, dtype, component), dtype=dtype)
@@ -182,21 +263,28 @@ def _pad_component(leaves: list, padded_shape: tuple | None, fill: Any, componen
 
 
 def _fill_value(fill: Any, dtype: np.dtype, component: int) -> Any:
+    """The padding value for a component: None gives 0 or b""; a Python number is cast to the component's dtype."""
     if fill is None:
         return b"" if dtype == STRING else dtype.type(0)
+    if np.ndim(fill) != 0:
+        raise InvalidArgumentError(
+            f"{_STEP}: padding values must be scalars, got shape {shape_str(np.shape(fill))} for component "
+            f"{component}: {fill!r:.80}"
+        )
     if dtype == STRING:
         if isinstance(fill, str):
             return fill.encode()
         if isinstance(fill, bytes):
             return fill
-    elif np.ndim(fill) == 0 and not isinstance(fill, (str, bytes)):
-        if isinstance(fill, np.generic) and fill.dtype != dtype:
+    elif not isinstance(fill, (str, bytes)) and np.asarray(fill).dtype.kind in "biufc":
+        fill_dtype = getattr(fill, "dtype", None)
+        if fill_dtype is not None and fill_dtype != dtype:
             raise ElementTypeError(
-                f"{_STEP}: padding value {fill!r} for component {component} has dtype {fill.dtype}, but the "
+                f"{_STEP}: padding value {fill!r} for component {component} has dtype {fill_dtype}, but the "
                 f"component has dtype {dtype}; give a Python number or a {dtype} scalar"
             )
         return np.asarray(fill, dtype=dtype)[()]
     raise ElementTypeError(
-        f"{_STEP}: padding value {fill!r} for component {component} must be a scalar of the component's dtype "
-        f"({'string' if dtype == STRING else dtype})"
+        f"{_STEP}: padding value {fill!r} for component {component} does not match the component's dtype "
+        f"({dtype_name(dtype)})"
     )

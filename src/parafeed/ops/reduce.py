@@ -8,7 +8,7 @@ from typing import Any
 from parafeed.arguments import callable_arg
 from parafeed.dataset import Dataset
 from parafeed.elements import to_element
-from parafeed.errors import ElementTypeError
+from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import fn_name, to_result, user_error
 from parafeed.structure import dtype_name, flatten, same_structure, spec_of
 
@@ -40,3 +40,21 @@ def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, 
                     )
             state = new
     return state
+
+
+def single_element(ds: Dataset) -> Any:
+    """The only element of ``ds``; InvalidArgumentError (tf.data's kind) when it has none or more than one."""
+    with iter(ds) as it:
+        try:
+            element = next(it)
+        except StopIteration:
+            raise InvalidArgumentError(
+                "get_single_element(): Dataset was empty; it must have exactly one element"
+            ) from None
+        try:
+            next(it)
+        except StopIteration:
+            return element
+    raise InvalidArgumentError(
+        "get_single_element(): Dataset had more than one element; take(1) or batch() it to one element first"
+    )

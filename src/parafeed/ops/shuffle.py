@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import itertools
 import secrets
+import sys
 from typing import Any
 
 import numpy as np
 
 from parafeed.arguments import as_int, positive_int
 from parafeed.checkpoint.positions import Snapshots
-from parafeed.dataset import Dataset, PassThroughDataset
+from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.graph import REORDERING
 from parafeed.iterator import DatasetIterator, Scope, current_scope
 
@@ -24,6 +25,7 @@ class ShuffleDataset(PassThroughDataset):
     of a dataset uses the k-th order, as in tf.data) and the epochs of the ``repeat`` steps above it (a new order
     each pass); without ``reshuffle_each_iteration`` every iteration repeats the first order. Without a seed, one is
     drawn when the step is built: the order differs from one dataset object to the next (a checkpoint keeps it).
+    ``buffer_size=UNKNOWN`` (-2, ``tf.data.UNKNOWN_CARDINALITY``) buffers the whole input: a full shuffle.
     """
 
     kind = REORDERING
@@ -37,7 +39,10 @@ class ShuffleDataset(PassThroughDataset):
         name: str | None = None,
     ):
         super().__init__(parent, name=name)
-        self._buffer_size = positive_int("shuffle()", "buffer_size", buffer_size)
+        n = as_int("shuffle()", "buffer_size", buffer_size)
+        if n == UNKNOWN:  # tf.data's UNKNOWN_CARDINALITY: a buffer that holds the whole input
+            n = sys.maxsize
+        self._buffer_size = positive_int("shuffle()", "buffer_size", n)
         self._seeded = seed is not None
         self.seed = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
         self._reshuffle = bool(reshuffle_each_iteration)

@@ -8,6 +8,7 @@ from typing import Any
 from parafeed.arguments import positive_int
 from parafeed.checkpoint.positions import Snapshots
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.errors import StateError
 from parafeed.iterator import DatasetIterator
 from parafeed.sources.memory import ElementsDataset
 from parafeed.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
@@ -73,12 +74,21 @@ class _WindowIterator(DatasetIterator):
         self._pulled = 0
         self._snapshots = Snapshots(parent, (size - 1) * stride + 1)
 
+    def _pull(self) -> Any:
+        """The next input element, or a :class:`_Failed` holding its error (raised only if a window uses it)."""
+        try:
+            return next(self._parent)
+        except StopIteration:
+            raise
+        except Exception as error:  # kept, and raised only if a window uses the element
+            return _Failed(error)
+
     def __next__(self) -> Any:
         buf = self._buffer
         target = (self._size - 1) * self._stride + 1
         while not self._input_done and len(buf) < target:
             try:
-                buf.append(next(self._parent))
+                buf.append(self._pull())
             except StopIteration:
                 self._input_done = True
                 break
@@ -88,11 +98,11 @@ class _WindowIterator(DatasetIterator):
             raise StopIteration
         elements = list(buf)[:: self._stride][: self._size]
         if self._shift >= len(buf):
-            for _ in range(self._shift - len(buf)):
+            for _ in range(self._shift - len(buf)):  # elements between windows: their errors are dropped
                 if self._input_done:
                     break
                 try:
-                    next(self._parent)
+                    self._pull()
                 except StopIteration:
                     self._input_done = True
                     break
@@ -101,6 +111,9 @@ class _WindowIterator(DatasetIterator):
         else:
             for _ in range(self._shift):
                 buf.popleft()
+        for e in elements:  # as tf.data: the first error among the window's elements, not among those skipped
+            if type(e) is _Failed:
+                raise e.error
         return _window(elements)
 
     def _get_state(self) -> dict:
@@ -109,7 +122,21 @@ class _WindowIterator(DatasetIterator):
 
     def _set_state(self, state: dict) -> None:
         pulled = int(state["input"]["pulled"])
-        held = list(range(pulled - int(state["held"]), pulled))
-        found = self._snapshots.restore(state["input"], held)
-        self._buffer = deque(found[i] for i in held)
+        low = pulled - int(state["held"])
+        self._snapshots.restore({**state["input"], "pulled": low}, [])  # the input at the oldest element held
+        self._buffer = deque()
+        for _ in range(low, pulled):  # re-read, keeping errors as the first pass did
+            try:
+                self._buffer.append(self._pull())
+            except StopIteration:
+                raise StateError("set_state(): window(): the input ended before a buffered element") from None
         self._pulled, self._input_done = pulled, bool(state["input_done"])
+
+
+class _Failed:
+    """An input element whose computation raised: a window raises the error only if it includes the element."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception):
+        self.error = error

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset
-from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError
 from parafeed.iterator import DatasetIterator, build_in, current_scope
 from parafeed.structure import (
     TensorSpec,
@@ -27,7 +27,7 @@ class ZipDataset(Dataset):
         flat = flatten(datasets)
         bad = [d for d in flat if not isinstance(d, Dataset)]
         if bad or not flat:
-            raise InvalidArgumentError(
+            raise ArgumentTypeError(
                 "zip(): `datasets` must be a (nested) tuple or dict of Datasets, got "
                 f"{type(bad[0]).__name__ if bad else 'no dataset'} in {datasets!r:.100}"
             )

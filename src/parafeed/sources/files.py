@@ -1,4 +1,5 @@
-"""File sources: ``TFRecordDataset``, ``TextLineDataset``, ``CsvDataset`` and ``Dataset.list_files``.
+"""File sources: ``TFRecordDataset``, ``TextLineDataset``, ``CsvDataset``, ``FixedLengthRecordDataset`` and
+``Dataset.list_files``.
 
 A reader is a source node whose parent is the dataset of file names it reads (a fixed list, a ``list_files`` result
 or any pipeline of names). It reports its files and their record counts through methods, so replica sharding can
@@ -288,13 +289,43 @@ class CsvDataset(FileReaderDataset):
         return self._columns.spec
 
 
+class FixedLengthRecordDataset(FileReaderDataset):
+    """Records of ``record_bytes`` bytes from binary files with optional header and footer
+    (``tf.data.FixedLengthRecordDataset``).
+
+    Example:
+        >>> ds = pf.FixedLengthRecordDataset("images.bin", record_bytes=3073, header_bytes=0)
+    """
+
+    _step = "FixedLengthRecordDataset"
+
+    def __init__(
+        self,
+        filenames: Any,
+        record_bytes: int,
+        header_bytes: int | None = None,
+        footer_bytes: int | None = None,
+        buffer_size: int | None = None,
+        compression_type: str | None = None,
+        num_parallel_reads: int | None = None,
+        name: str | None = None,
+    ):
+        from parafeed.io.fixed_length import DEFAULT_BUFFER_SIZE, FixedLengthRecordReader
+
+        compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
+        record, header, footer = int(record_bytes), int(header_bytes or 0), int(footer_bytes or 0)
+
+        def reader(path: str) -> DatasetIterator:
+            return FixedLengthRecordReader(path, record, header, footer, compression, size)
+
+        super().__init__(filenames, reader, num_parallel_reads, name)
+
+
 def list_files(file_pattern: str | list[str], shuffle: bool | None, seed: int | None, name: str | None) -> Dataset:
     """The files matching glob pattern(s), as ``bytes`` names; shuffled each epoch unless ``shuffle=False``."""
     patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(file_pattern)
-    names: list[bytes] = []
-    for pattern in patterns:
-        pattern = os.fsdecode(pattern)
-        names.extend(os.fsencode(p) for p in sorted(glob.glob(pattern)))
+    # one sorted list of every pattern's matches, as TensorFlow's MatchingFiles gives them
+    names = sorted(os.fsencode(p) for pattern in patterns for p in glob.glob(os.fsdecode(pattern)))
     if not names:
         raise InvalidArgumentError(f"list_files(): no files matched pattern(s) {', '.join(map(str, patterns))}")
     files = TensorSlicesDataset(np.array(names, dtype=object), name=name)

@@ -9,9 +9,10 @@ import numpy as np
 
 from parafeed.dataset import UNKNOWN, Dataset
 from parafeed.elements import _short, to_element
-from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
+from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError, StateError
 from parafeed.graph import SOURCE
 from parafeed.iterator import DatasetIterator
+from parafeed.sparse import SparseTensorSpec, conform_sparse
 from parafeed.structure import (
     STRING,
     TensorSpec,
@@ -23,6 +24,11 @@ from parafeed.structure import (
     shape_compatible,
     shape_str,
 )
+
+
+class YieldedElementError(InvalidArgumentError, ElementTypeError):
+    """A generator yielded an element that does not fit the signature: tf.data's ``InvalidArgumentError``, and a
+    TypeError (an element of the wrong structure or type)."""
 
 
 class GeneratorDataset(Dataset):
@@ -41,7 +47,7 @@ class GeneratorDataset(Dataset):
     ):
         super().__init__(name=name)
         if not callable(generator):
-            raise InvalidArgumentError(
+            raise ArgumentTypeError(
                 "from_generator(): `generator` must be a callable that returns an iterator (e.g. a generator "
                 f"function), got {type(generator).__name__}; pass `lambda: gen` to wrap an existing iterator"
             )
@@ -67,6 +73,8 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
             )
 
         def check(spec: Any) -> Any:
+            if type(spec).__name__ == "SparseTensorSpec":  # parafeed's or TensorFlow's
+                return SparseTensorSpec(spec.shape, spec.dtype)
             if hasattr(spec, "shape") and hasattr(spec, "dtype") and not isinstance(spec, TensorSpec):
                 return TensorSpec(spec.shape, spec.dtype)  # a tf.TensorSpec
             if not isinstance(spec, TensorSpec):
@@ -136,11 +144,13 @@ class _GeneratorIterator(DatasetIterator):
 def _conform(value: Any, signature: Any, index: int) -> Any:
     if isinstance(signature, TensorSpec):
         return _conform_leaf(value, signature, index)
+    if isinstance(signature, SparseTensorSpec):
+        return conform_sparse(value, signature, f"from_generator(): `generator` yielded element {index}")
     ok = (isinstance(signature, dict) and isinstance(value, dict) and set(value) == set(signature)) or (
         isinstance(signature, tuple) and isinstance(value, tuple) and len(value) == len(signature)
     )
     if not ok:
-        raise ElementTypeError(
+        raise YieldedElementError(
             f"from_generator(): `generator` yielded element {index} that did not match the expected structure. "
             f"The expected structure was {signature!r}, but the yielded element was {_short(value)}."
         )
@@ -154,12 +164,12 @@ def _conform_leaf(value: Any, spec: TensorSpec, index: int) -> Any:
     try:
         arr = _string_array(value) if spec.dtype == STRING else np.asarray(value, dtype=spec.dtype)
     except (TypeError, ValueError, OverflowError):
-        raise ElementTypeError(
+        raise YieldedElementError(
             f"from_generator(): `generator` yielded element {index} that could not be converted to the expected "
             f"type. The expected type was {dtype_name(spec.dtype)}, but the yielded element was {_short(value)}."
         ) from None
     if not shape_compatible(spec.shape, arr.shape):
-        raise ElementTypeError(
+        raise YieldedElementError(
             f"from_generator(): `generator` yielded element {index} of shape {shape_str(arr.shape)} where an "
             f"element of shape {shape_str(spec.shape)} was expected."
         )

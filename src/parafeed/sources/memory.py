@@ -9,18 +9,21 @@ import numpy as np
 from parafeed.arguments import as_int
 from parafeed.dataset import Dataset
 from parafeed.elements import _short, to_element
-from parafeed.errors import InvalidArgumentError
+from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError
 from parafeed.graph import SOURCE
 from parafeed.iterator import DatasetIterator
 from parafeed.structure import (
     STRING,
+    DatasetSpec,
     TensorSpec,
     as_dtype,
     flatten,
     is_nested,
     iter_leaves_with_paths,
     map_structure,
+    most_specific_compatible_spec,
     pack_as,
+    same_structure,
     spec_of,
 )
 
@@ -46,6 +49,10 @@ class TensorsDataset(Dataset):
     def __init__(self, tensors: Any, name: str | None = None):
         super().__init__(name=name)
         self._element = _read_only(to_element(tensors, "from_tensors()"))
+        if not flatten(self._element):
+            raise InvalidArgumentError(
+                f"from_tensors(): `tensors` has no components ({_short(tensors)}); an element needs at least one"
+            )
 
     def _make_iterator(self) -> DatasetIterator:
         return _TensorsIterator(self._element)
@@ -76,6 +83,17 @@ class _TensorsIterator(DatasetIterator):
         self._done = bool(state["done"])
 
 
+def _dataset_array(tensors: Any) -> np.ndarray | None:
+    """A list (or object array) of datasets as a 1-D object array, whose slices are the datasets (tf.data stacks
+    them into a variant tensor); None for anything else."""
+    if (type(tensors) is list or (isinstance(tensors, np.ndarray) and tensors.dtype == object and tensors.ndim == 1)) \
+            and len(tensors) and all(isinstance(t, Dataset) for t in tensors):  # fmt: skip
+        out = np.empty(len(tensors), dtype=object)
+        out[:] = list(tensors)
+        return out
+    return None
+
+
 class TensorSlicesDataset(Dataset):
     """The slices of (nested) tensors along their first dimension."""
 
@@ -83,7 +101,9 @@ class TensorSlicesDataset(Dataset):
 
     def __init__(self, tensors: Any, name: str | None = None):
         super().__init__(name=name)
-        element = to_element(tensors, "from_tensor_slices()")
+        datasets = _dataset_array(tensors)
+        self._of_datasets = datasets is not None
+        element = datasets if self._of_datasets else to_element(tensors, "from_tensor_slices()")
         sizes = []
         for path, leaf in iter_leaves_with_paths(element):
             if not isinstance(leaf, np.ndarray):
@@ -116,6 +136,8 @@ class TensorSlicesDataset(Dataset):
         return _SlicesIterator(self._element, self._flat, self._length)
 
     def _element_spec(self) -> Any:
+        if self._of_datasets:
+            return DatasetSpec(self._flat[0][0].element_spec)
         return map_structure(lambda s: TensorSpec(s.shape[1:], s.dtype), spec_of(self._element))
 
     def _sample_element(self) -> Any:
@@ -175,6 +197,9 @@ class RangeDataset(Dataset):
             raise InvalidArgumentError(
                 f"range(): takes 1 to 3 positional arguments (start, stop, step), got {len(args)}"
             )
+        for a in args:
+            if isinstance(a, (float, np.floating)):
+                raise ArgumentTypeError(f"range(): arguments must be integers, got {a!r}; use output_type for floats")
         ints = [as_int("range()", "argument", a) for a in args]
         start, stop, step = (0, ints[0], 1) if len(ints) == 1 else (ints[0], ints[1], ints[2] if len(ints) == 3 else 1)
         if step == 0:
@@ -194,7 +219,14 @@ class RangeDataset(Dataset):
         return self._dtype.type(self._start)
 
     def _cardinality(self) -> int:
-        return len(range(self._start, self._stop, self._step))
+        if self._stop >= np.iinfo(np.int64).max and self._step > 0:
+            return -1  # INFINITE: tf.data counts a range up to the largest int64 as endless (enumerate is one)
+        return _range_len(self._start, self._stop, self._step)
+
+
+def _range_len(start: int, stop: int, step: int) -> int:
+    """``len(range(start, stop, step))``, also past the largest ssize_t (a range up to the largest int64)."""
+    return max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
 
 
 class _RangeIterator(DatasetIterator):
@@ -206,7 +238,7 @@ class _RangeIterator(DatasetIterator):
     def _seek(self, index: int) -> None:
         self._index = index  # elements returned before the current chunk
         self._chunk_size = 0
-        total = len(range(self._start, self._stop, self._step))
+        total = _range_len(self._start, self._stop, self._step)
         self._next_start = self._start + index * self._step
         self._remaining = max(0, total - index)
         self._chunk: Any = iter(())
@@ -277,3 +309,41 @@ class _ListIterator(DatasetIterator):
     def _set_state(self, state: dict) -> None:
         self._index = int(state["index"])
         self._it = iter(self._elements[self._index :])
+
+
+def from_list(elements: list, name: str | None = None) -> Dataset:
+    """A dataset of the elements of the list ``elements``, one by one (``pf.experimental.from_list``).
+
+    Unlike ``from_tensor_slices``, elements may differ in shape (the spec's dimensions that differ are None); they
+    must have one structure and dtypes.
+
+    Example:
+        >>> [x.tolist() for x in pf.experimental.from_list([[1], [2, 3]])]
+        [[1], [2, 3]]
+    """
+    if not isinstance(elements, list):
+        raise InvalidArgumentError(
+            f"from_list(): Invalid `elements`. `elements` must be a list, got {type(elements).__name__}"
+        )
+    if not elements:
+        raise InvalidArgumentError(
+            "from_list(): Invalid `elements`. `elements` should not be empty. If you want an empty dataset, use "
+            "`pf.Dataset.range(0)`."
+        )
+    converted = [_read_only(to_element(e, "from_list()")) for e in elements]
+    spec = spec_of(converted[0])
+    for i, element in enumerate(converted[1:], 1):
+        other = spec_of(element)
+        if not same_structure(spec, other):
+            raise InvalidArgumentError(
+                f"from_list(): element {i} ({_short(elements[i])}) does not have the nested structure of element 0 "
+                f"({_short(elements[0])}); every element needs the same structure"
+            )
+        for (path, a), b in zip(iter_leaves_with_paths(spec), flatten(other)):
+            if type(a) is not type(b) or getattr(a, "dtype", None) != getattr(b, "dtype", None):
+                raise ElementTypeError(
+                    f"from_list(): component {path} of element {i} is {b!r}, element 0 has {a!r}; every "
+                    "element needs the same dtypes"
+                )
+        spec = most_specific_compatible_spec(spec, other)
+    return ElementsDataset(converted, element_spec=spec, name=name)

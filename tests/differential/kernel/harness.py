@@ -16,6 +16,7 @@ checks that the anchor exists *and* that the outcomes still differ, so a fixed d
 from __future__ import annotations
 
 import re
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,10 +72,19 @@ class Outcome:
     elements: list = field(default_factory=list)
     cardinality: int | None = None
     spec: Any = None
+    in_library: bool = True  # whether the error came out of the library, not out of the case's own code
 
     def summary(self) -> str:
-        head = f"failed while {self.failed_at}ing: {self.error[0]}: {self.message[:300]}" if self.failed_at else "ok"
+        phase = {"build": "building", "iterate": "iterating"}.get(self.failed_at or "")
+        head = f"failed while {phase}: {self.error[0]}: {self.message[:300]}" if self.failed_at else "ok"
         return f"{head}; {len(self.elements)} element(s); cardinality {self.cardinality}"
+
+
+def _failed(out: Outcome, phase: str, error: BaseException) -> Outcome:
+    out.failed_at, out.error, out.message = phase, _error_names(error), str(error)
+    frames = traceback.extract_tb(error.__traceback__)
+    out.in_library = any(f"/{lib}/" in frame.filename for frame in frames for lib in ("tensorflow", "parafeed"))
+    return out
 
 
 def _error_names(error: BaseException) -> tuple[str, ...]:
@@ -94,18 +104,32 @@ def run(case: KernelCase, L: Any, tmp: str) -> Outcome:
             return out
         out.cardinality = int(ds.cardinality())
         out.spec = ds.element_spec
-    except Exception as error:  # noqa: BLE001 - the error is the outcome
-        out.failed_at, out.error, out.message = "build", _error_names(error), str(error)
-        return out
-    it = iter(ds.as_numpy_iterator()) if L.name == "tf" else iter(ds)
-    try:
-        for element in it:
+    except Exception as error:
+        return _failed(out, "build", error)
+    try:  # making the iterator is part of iterating: tf.data raises some errors there
+        for element in _tf_elements(ds, L.tf) if L.name == "tf" else ds:
             out.elements.append(element)
             if case.take is not None and len(out.elements) >= case.take:
                 break
-    except Exception as error:  # noqa: BLE001
-        out.failed_at, out.error, out.message = "iterate", _error_names(error), str(error)
+    except Exception as error:
+        _failed(out, "iterate", error)
     return out
+
+
+def _tf_elements(ds: Any, tf: Any) -> Any:
+    """TensorFlow's elements as ``as_numpy_iterator`` gives them, but for ragged leaves: ``as_numpy_iterator`` turns
+    those into object arrays of rows, which lose the row splits; here they become ``RaggedTensorValue``s."""
+    if not any(isinstance(s, tf.RaggedTensorSpec) for s in tf.nest.flatten(ds.element_spec)):
+        return iter(ds.as_numpy_iterator())
+
+    def to_numpy(x: Any) -> Any:
+        if isinstance(x, tf.RaggedTensor):
+            return tf.compat.v1.ragged.RaggedTensorValue(to_numpy(x.values), x.row_splits.numpy())
+        if isinstance(x, tf.SparseTensor):
+            return tf.compat.v1.SparseTensorValue(x.indices.numpy(), x.values.numpy(), x.dense_shape.numpy())
+        return x.numpy()
+
+    return (tf.nest.map_structure(to_numpy, element) for element in ds)
 
 
 def describe_any(element: Any) -> Any:
@@ -143,6 +167,9 @@ def _sorted(elements: list) -> list:
 
 def mismatch(case: KernelCase, expected: Outcome, actual: Outcome, tf: Any, pf: Any) -> str | None:
     """Why parafeed's outcome differs from TensorFlow's, or None when they agree."""
+    for lib, outcome in (("TensorFlow", expected), ("parafeed", actual)):
+        if outcome.failed_at and not outcome.in_library:
+            return f"the case's own code failed under {lib}, not the library: {outcome.summary()}"
     if expected.failed_at != actual.failed_at:
         return f"TensorFlow: {expected.summary()}\nparafeed:   {actual.summary()}"
     if expected.failed_at and expected.error[0] not in actual.error:
