@@ -33,6 +33,7 @@ def test_case_matches_tf_data(case, tmp_path):
         assert why is not None, f"{case.name} now matches tf.data: remove differs={case.differs!r}"
 
 
-def test_names_are_unique():
+def test_names_are_unique_and_the_port_is_big_enough():
     names = [c.name for c in REGISTRY]
     assert len(names) == len(set(names))
+    assert len(REGISTRY) >= 300
