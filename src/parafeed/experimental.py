@@ -20,6 +20,8 @@ import numpy as np
 
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.errors import ArgumentTypeError
+from parafeed.io.readers import make_batched_features_dataset, make_csv_dataset, parse_example_dataset
+from parafeed.io.writers import DatasetTFRecordWriter as TFRecordWriter
 from parafeed.ops.group_by_reducer import Reducer
 from parafeed.optional import Optional
 from parafeed.options import (
@@ -246,56 +248,6 @@ def save(
 def load(path: str, element_spec: Any = None, compression: str | None = None, reader_func: Any = None) -> Dataset:
     """``pf.Dataset.load(path, element_spec, compression, reader_func)``."""
     return Dataset.load(path, element_spec, compression, reader_func)
-
-
-def make_csv_dataset(
-    file_pattern: Any, batch_size: int, column_names: list[str] | None = None, column_defaults: list | None = None,
-    label_name: str | None = None, select_columns: list | None = None, field_delim: str = ",",
-    use_quote_delim: bool = True, na_value: str = "", header: bool = True, num_epochs: int | None = None,
-    shuffle: bool = True, shuffle_buffer_size: int = 10000, shuffle_seed: int | None = None,
-    prefetch_buffer_size: int | None = None, num_parallel_reads: int | None = None, sloppy: bool = False,
-    num_rows_for_inference: int = 100, compression_type: str | None = None, ignore_errors: bool = False,
-    encoding: str = "utf-8",
-) -> Dataset:  # fmt: skip
-    """Batches of CSV records as OrderedDicts of columns (see :func:`parafeed.io.readers.make_csv_dataset`)."""
-    from parafeed.io.readers import make_csv_dataset as make
-
-    return make(
-        file_pattern, batch_size, column_names, column_defaults, label_name, select_columns, field_delim,
-        use_quote_delim, na_value, header, num_epochs, shuffle, shuffle_buffer_size, shuffle_seed,
-        prefetch_buffer_size, num_parallel_reads, sloppy, num_rows_for_inference, compression_type, ignore_errors,
-        encoding,
-    )  # fmt: skip
-
-
-def make_batched_features_dataset(
-    file_pattern: Any, batch_size: int, features: Any, reader: Any = None, label_key: str | None = None,
-    reader_args: list | None = None, num_epochs: int | None = None, shuffle: bool = True,
-    shuffle_buffer_size: int = 10000, shuffle_seed: int | None = None, prefetch_buffer_size: int | None = None,
-    reader_num_threads: int | None = None, parser_num_threads: int | None = None, sloppy_ordering: bool = False,
-    drop_final_batch: bool = False,
-) -> Dataset:  # fmt: skip
-    """Batches of parsed tf.train.Example records (see :func:`parafeed.io.readers.make_batched_features_dataset`)."""
-    from parafeed.io.readers import make_batched_features_dataset as make
-
-    return make(
-        file_pattern, batch_size, features, reader, label_key, reader_args, num_epochs, shuffle, shuffle_buffer_size,
-        shuffle_seed, prefetch_buffer_size, reader_num_threads, parser_num_threads, sloppy_ordering, drop_final_batch,
-    )  # fmt: skip
-
-
-def parse_example_dataset(features: Any, num_parallel_calls: int = 1, deterministic: bool | None = None) -> Any:
-    """Parse batches of serialized tf.train.Example into dicts, for ``ds.apply`` (``parse_example_dataset``)."""
-    from parafeed.io.readers import parse_example_dataset as parse
-
-    return parse(features, num_parallel_calls, deterministic)
-
-
-def TFRecordWriter(filename: str, compression_type: str | None = None) -> Any:
-    """A writer whose ``.write(dataset)`` writes a dataset of scalar strings to a TFRecord file."""
-    from parafeed.io.writers import DatasetTFRecordWriter
-
-    return DatasetTFRecordWriter(filename, compression_type)
 
 
 def Counter(start: int = 0, step: int = 1, dtype: Any = np.int64, name: str | None = None) -> Dataset:
