@@ -33,12 +33,12 @@ def pipeline(files: list[str], replicas: int, replica: int) -> pf.Dataset:
     return ds.map(lambda r: int.from_bytes(r, "little")).batch(BATCH).prefetch(2).equal_steps()
 
 
-def replica(workdir: str, replicas: int, rank: int, stop_at: int | None) -> None:
+def replica(workdir: str, replicas: int, rank: int, stop_at: int | None, restart: bool) -> None:
     """One replica process: trains (records what it trained on) and checkpoints every 3 steps."""
     files = sorted(os.path.join(workdir, f) for f in os.listdir(workdir) if f.endswith(".tfrecord"))
     checkpoint = os.path.join(workdir, "checkpoint.json")
     first_epoch, state = 0, None
-    if os.path.exists(checkpoint):  # a restart: go on after the samples the last checkpoint covers
+    if restart:  # go on after the samples the last checkpoint covers (a new job must not read its own checkpoints)
         with open(checkpoint) as f:
             saved = json.load(f)
         first_epoch, state = saved["epoch"], saved["state"]
@@ -58,11 +58,9 @@ def replica(workdir: str, replicas: int, rank: int, stop_at: int | None) -> None
                 os.kill(os.getpid(), signal.SIGSTOP)  # wait here to be killed, as a pre-empted worker would be
 
 
-def run_job(workdir: str, replicas: int, stop_at: int | None) -> None:
-    procs = [
-        subprocess.Popen([sys.executable, __file__, "--worker", str(replicas), str(r), str(stop_at or 0), workdir])
-        for r in range(replicas)
-    ]
+def run_job(workdir: str, replicas: int, stop_at: int | None, restart: bool) -> None:
+    args = [str(replicas), str(stop_at or 0), str(int(restart)), workdir]
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), *args]) for r in range(replicas)]
     if stop_at is None:
         for p in procs:
             if p.wait() != 0:
@@ -110,12 +108,12 @@ def main() -> None:
             for i in range(k, records, 5):
                 w.write(int(i).to_bytes(4, "little"))
     stop_at = 6
-    run_job(workdir, replicas=4, stop_at=stop_at)
+    run_job(workdir, replicas=4, stop_at=stop_at, restart=False)
     with open(os.path.join(workdir, "checkpoint.json")) as f:
         state = json.load(f)["state"]
     print(f"job 1: 4 replicas killed after step {stop_at}; last checkpoint: step {state['steps']}, "
           f"{state['samples']} samples of the global order")  # fmt: skip
-    run_job(workdir, replicas=2, stop_at=None)
+    run_job(workdir, replicas=2, stop_at=None, restart=True)
     before = trained_ids(workdir, 4, 0, state["steps"])  # steps after the checkpoint are lost with the model's state
     after = trained_ids(workdir, 2, 0)
     print(f"job 2: 2 replicas finished epoch 0 on {len(after)} records, then trained epoch 1")
@@ -130,7 +128,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        replicas_, rank_, stop_, dir_ = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-        replica(dir_, replicas_, rank_, stop_ or None)
+        rank_, replicas_, stop_, restart_ = (int(a) for a in sys.argv[2:6])
+        dir_ = sys.argv[6]
+        replica(dir_, replicas_, rank_, stop_ or None, bool(restart_))
     else:
         main()

@@ -225,7 +225,7 @@ class Dataset:
     @staticmethod
     def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset with ``tensors`` as its single element."""
-        from parafeed.ragged import from_tf, has_ragged
+        from parafeed.ragged_build import from_tf, has_ragged
         from parafeed.sources.memory import TensorsDataset
 
         return TensorsDataset(from_tf(tensors) if has_ragged(tensors) else tensors, name=name)
@@ -233,7 +233,7 @@ class Dataset:
     @staticmethod
     def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
         """A dataset of the slices of ``tensors`` along their first dimension."""
-        from parafeed.ragged import has_ragged
+        from parafeed.ragged_build import has_ragged
         from parafeed.sources.memory import TensorSlicesDataset
 
         if has_ragged(tensors):  # RaggedTensors slice into their rows

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
-from parafeed.errors import ArgumentTypeError
+from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.io.readers import make_batched_features_dataset, make_csv_dataset, parse_example_dataset
 from parafeed.io.writers import DatasetTFRecordWriter as TFRecordWriter
 from parafeed.ops.group_by_reducer import Reducer
@@ -143,7 +143,10 @@ def unbatch() -> Transformation:
 
 
 def shuffle_and_repeat(buffer_size: int, count: int | None = None, seed: int | None = None) -> Transformation:
-    """``shuffle(buffer_size, seed)`` then ``repeat(count)``: every epoch in a new order."""
+    """``shuffle(buffer_size, seed)`` then ``repeat(count)``: every epoch in a new order. ``count`` is None or -1
+    (forever) or > 0, as tf.data's fused step requires."""
+    if count is not None and count != -1 and count <= 0:
+        raise InvalidArgumentError(f"shuffle_and_repeat(): count must be greater than zero or equal to -1, got {count}")
     return lambda ds: ds.shuffle(buffer_size, seed).repeat(count)
 
 
@@ -200,7 +203,7 @@ def at(dataset: Dataset, index: int) -> Any:
 
 def from_list(elements: list, name: str | None = None) -> Dataset:
     """A dataset of the list's elements, one by one (they may differ in shape, unlike ``from_tensor_slices``)."""
-    from parafeed.sources.memory import from_list as make
+    from parafeed.sources.from_list import from_list as make
 
     return make(elements, name=name)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from parafeed.errors import InvalidArgumentError
 
 _NONE = object()
@@ -36,9 +38,9 @@ class Optional:
         """An Optional with no value, for elements of ``element_spec``."""
         return Optional(_NONE, element_spec)
 
-    def has_value(self, name: str | None = None) -> bool:
-        """Whether there is a value."""
-        return self._value is not _NONE
+    def has_value(self, name: str | None = None) -> np.bool_:
+        """Whether there is a value (a NumPy bool, as tf.data's ``has_value()`` gives it)."""
+        return np.bool_(self._value is not _NONE)
 
     def get_value(self, name: str | None = None) -> Any:
         """The value; an InvalidArgumentError when there is none (as tf.data)."""

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError, ParseError
-from parafeed.io import example as ex
+from parafeed.io import example_columns
 from tests.helpers import assert_elements_equal
 
 SPEC = {
@@ -42,13 +42,13 @@ def test_batch_results():
 
 
 def test_native_and_protobuf_decoders_agree():
-    if ex._native is None:
+    if example_columns._native is None:
         pytest.fail("the C extension parafeed._native was not built")
     batch = [record(i) for i in range(20)] + [b"", pf.io.serialize_example({"x": [1, 2]})]
     keys, dtypes = list(SPEC), [s.dtype for s in SPEC.values()]
-    native = ex._columns_native(batch, keys, dtypes)
+    native = example_columns._columns_native(batch, keys, dtypes)
     assert native is not None  # canonical messages take the fast path
-    python = ex._columns_protobuf(batch, keys, dtypes)
+    python = example_columns._columns_protobuf(batch, keys, dtypes)
     for a, b in zip(native, python):
         assert a.counts.tolist() == b.counts.tolist()
         assert_elements_equal([a.values], [b.values])
@@ -145,10 +145,11 @@ def test_native_decoder_accepts_only_what_protobuf_accepts_and_agrees(i, flips, 
         data[pos % len(data)] ^= 1 << bit
     batch = [bytes(data), bytes(data[: max(cut, 0)])]
     keys, dtypes = list(SPEC), [s.dtype for s in SPEC.values()]
-    native = ex._columns_native(batch, keys, dtypes)
+    native = example_columns._columns_native(batch, keys, dtypes)
     if native is None:
         return
-    python = ex._columns_protobuf(batch, keys, dtypes)  # must not raise: the C path took these bytes as valid
+    # must not raise: the C path took these bytes as valid
+    python = example_columns._columns_protobuf(batch, keys, dtypes)
     for a, b in zip(native, python):
         assert a.counts.tolist() == b.counts.tolist()
         assert_elements_equal([a.values], [b.values])

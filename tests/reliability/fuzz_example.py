@@ -11,7 +11,7 @@ import numpy as np
 
 import parafeed as pf
 from parafeed.errors import ParseError
-from parafeed.io import example
+from parafeed.io import example_columns
 from parafeed.sparse import SparseTensor
 from tests.reliability import wire
 from tests.reliability.fuzz_rules import check, leaf_equal, mutate_bytes
@@ -151,16 +151,16 @@ def _array(rows: list[list], dtype: np.dtype) -> np.ndarray:
 
 def parse_outcome(serialized: list[bytes], specs: dict, native: bool, single: bool = False) -> Any:
     """The parser's result as comparable values, or the name of the parafeed error it raised."""
-    saved = example._native
+    saved = example_columns._native
     if not native:
-        example._native = None
+        example_columns._native = None
     try:
         parse = pf.io.parse_single_example if single else pf.io.parse_example
         result = parse(serialized[0] if single else serialized, specs)
     except ParseError:
         return "ParseError"
     finally:
-        example._native = saved
+        example_columns._native = saved
     return {k: ("sparse", v.indices, v.values, v.dense_shape) if isinstance(v, SparseTensor) else v
             for k, v in result.items()}  # fmt: skip
 

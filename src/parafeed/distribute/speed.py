@@ -245,7 +245,7 @@ class _WeightedBatchIterator(DatasetIterator):
         self._epoch_start = self._step = dataset._balancer.next_step if dataset._balancer is not None else 0
 
     def __next__(self) -> Any:
-        from parafeed.ops.batch import stack_elements
+        from parafeed.ops.stacking import stack_elements
 
         d = self._dataset
         done = (self._step - self._epoch_start) * d._global_batch

@@ -5,17 +5,11 @@ The image decoders are here too (``pf.io.decode_jpeg`` ...), as TensorFlow has t
 """
 
 from parafeed.image import decode_image, decode_jpeg, decode_png
-from parafeed.io.example import (
-    FixedLenFeature,
-    FixedLenSequenceFeature,
-    RaggedFeature,
-    VarLenFeature,
-    parse_example,
-    parse_single_example,
-    parse_single_sequence_example,
-)
+from parafeed.io.example import parse_example, parse_single_example, parse_single_sequence_example
 from parafeed.io.example_proto import serialize_example, serialize_sequence_example
+from parafeed.io.feature_specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from parafeed.io.index import TFRecordIndex
+from parafeed.io.ragged_feature import RaggedFeature
 from parafeed.io.readers import read_file
 from parafeed.io.text import decode_csv
 from parafeed.io.tfrecord import TFRecordOptions, TFRecordWriter, tf_record_iterator

@@ -68,7 +68,7 @@ class CacheWriter:
         leaves = flatten(element)
         if self._dtypes is None:
             self._dtypes = [_leaf_dtype(leaf) for leaf in leaves]
-            self._put_header([_dtype_code(d) for d in self._dtypes], _nesting(element))
+            self._put_header([_dtype_code(d) for d in self._dtypes], encode_nesting(element))
         if len(leaves) != len(self._dtypes):
             raise InvalidArgumentError(
                 f"cache(): element {self._count} has {len(leaves)} components, expected {len(self._dtypes)}"
@@ -80,7 +80,7 @@ class CacheWriter:
                     f"cache(): component {j} of element {self._count} has dtype {dtype_name(_leaf_dtype(leaf))}, "
                     f"but earlier elements had {dtype_name(dtype)}"
                 )
-            parts.append(_encode_leaf(leaf, dtype))
+            parts.append(encode_leaf(leaf, dtype))
         payload = b"".join(parts)
         self._put(_RECORD.pack(len(payload), zlib.crc32(payload)) + payload)
         self._count += 1
@@ -127,7 +127,8 @@ class CacheWriter:
             os.remove(self._tmp)
 
 
-def _encode_leaf(leaf: Any, dtype: np.dtype) -> bytes:
+def encode_leaf(leaf: Any, dtype: np.dtype) -> bytes:
+    """One leaf's bytes in a record: its rank and shape, then its values (strings: their lengths, then their bytes)."""
     if dtype == STRING:
         values = [leaf] if type(leaf) is bytes else leaf.reshape(-1).tolist()
         shape = () if type(leaf) is bytes else leaf.shape
@@ -147,32 +148,33 @@ def _shape_bytes(shape: tuple) -> bytes:
 # something else (a dict subclass, a namedtuple class defined in a function). The reader then asks the pipeline.
 
 
-class _NoNesting(Exception):
-    pass
+class NoNesting(Exception):
+    """A nesting that JSON cannot describe, or that names a class not loaded here."""
 
 
-def _nesting(element: Any) -> Any:
+def encode_nesting(element: Any) -> Any:
+    """JSON for the nesting of ``element`` (or of an element spec), or None when it has something JSON cannot name."""
     try:
-        return _encode_nesting(element)
-    except _NoNesting:
+        return _nesting_json(element)
+    except NoNesting:
         return None
 
 
-def _encode_nesting(value: Any) -> Any:
+def _nesting_json(value: Any) -> Any:
     if type(value) is tuple:
-        return {"tuple": [_encode_nesting(v) for v in value]}
+        return {"tuple": [_nesting_json(v) for v in value]}
     if type(value) is dict:
         if not all(type(k) in (str, int) for k in value):
-            raise _NoNesting
-        return {"dict": [[k, _encode_nesting(v)] for k, v in value.items()]}
+            raise NoNesting
+        return {"dict": [[k, _nesting_json(v)] for k, v in value.items()]}
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         cls = type(value)
         if "<" in cls.__qualname__ or _find_class(cls.__module__, cls.__qualname__) is not cls:
-            raise _NoNesting
+            raise NoNesting
         return {"namedtuple": f"{cls.__module__}:{cls.__qualname__}", "fields": list(cls._fields),
-                "items": [_encode_nesting(v) for v in value]}  # fmt: skip
+                "items": [_nesting_json(v) for v in value]}  # fmt: skip
     if isinstance(value, (tuple, dict)):
-        raise _NoNesting
+        raise NoNesting
     return 0
 
 
@@ -184,19 +186,19 @@ def _find_class(module: str, qualname: str) -> Any:
     return obj
 
 
-def _decode_nesting(node: Any) -> Any:
-    """A template for :func:`pack_as` (leaves are 0); raises _NoNesting for a class that is not loaded."""
+def decode_nesting(node: Any) -> Any:
+    """A template for :func:`pack_as` (leaves are 0); raises NoNesting for a class that is not loaded."""
     if node == 0:
         return 0
     if "tuple" in node:
-        return tuple(_decode_nesting(v) for v in node["tuple"])
+        return tuple(decode_nesting(v) for v in node["tuple"])
     if "dict" in node:
-        return {k: _decode_nesting(v) for k, v in node["dict"]}
+        return {k: decode_nesting(v) for k, v in node["dict"]}
     module, _, qualname = node["namedtuple"].partition(":")
     cls = _find_class(module, qualname)
     if not (isinstance(cls, type) and issubclass(cls, tuple) and list(getattr(cls, "_fields", ())) == node["fields"]):
-        raise _NoNesting
-    return cls(*(_decode_nesting(v) for v in node["items"]))
+        raise NoNesting
+    return cls(*(decode_nesting(v) for v in node["items"]))
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -240,8 +242,8 @@ class CacheReader:
         dtypes = [_plain_dtype(code) for code in self.dtype_codes]
         self.dtypes = None if any(d is None for d in dtypes) else dtypes  # (not `None in`: dtype == None is float64)
         try:
-            self.nesting = None if header["nesting"] is None else _decode_nesting(header["nesting"])
-        except _NoNesting:
+            self.nesting = None if header["nesting"] is None else decode_nesting(header["nesting"])
+        except NoNesting:
             self.nesting = None
         except (KeyError, TypeError, ValueError, AttributeError):
             raise _corrupt_header(path) from None
@@ -347,14 +349,15 @@ def _read_record(f: BinaryIO, path: str, index: int, end: int, dtypes: list[np.d
     if zlib.crc32(payload) != crc:
         raise DataLossError(f"cache(): record {index} of the cache file {path} at offset {start} fails its CRC check")
     try:
-        return _decode_payload(payload, dtypes)
+        return decode_payload(payload, dtypes)
     except (ValueError, IndexError, OverflowError) as err:
         raise DataLossError(
             f"cache(): record {index} of the cache file {path} at offset {start} is corrupt: {err}"
         ) from None
 
 
-def _decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
+def decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
+    """The leaves of one record (``encode_leaf``'s bytes for each of ``dtypes``); ValueError when they do not fit."""
     view = memoryview(payload)
     pos, leaves = 0, []
     for dtype in dtypes:

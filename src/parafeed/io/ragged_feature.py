@@ -1,7 +1,7 @@
 """``RaggedFeature``: a tf.train.Example feature parsed into a :class:`~parafeed.RaggedTensor`, optionally
 partitioned into more ragged dimensions by other features (like ``tf.io.RaggedFeature``).
 
-``parse_example`` reads the value and partition features as columns (``example.py``); this module turns each
+``parse_example`` reads the value and partition features as columns (``example_columns.py``); this module turns each
 example's values into a ragged row and stacks the rows of a batch, as tf.io does.
 """
 
@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import InvalidArgumentError
-from parafeed.ragged import RaggedTensor, splits_dtype, stack
+from parafeed.io.feature_specs import feature_dtype
+from parafeed.ragged_build import stack
+from parafeed.ragged_spec import splits_dtype
+from parafeed.ragged_tensor import RaggedTensor
 
 RowSplits = namedtuple("RowSplits", ["key"])
 RowLengths = namedtuple("RowLengths", ["key"])
@@ -68,15 +71,13 @@ class RaggedFeature:
     UniformRowLength = UniformRowLength
 
     def __post_init__(self) -> None:
-        from parafeed.io.example import _feature_dtype
-
         if self.value_key is not None and (not isinstance(self.value_key, str) or not self.value_key):
             raise InvalidArgumentError(f"RaggedFeature: `value_key` must be a non-empty string, got {self.value_key!r}")
         if not isinstance(self.partitions, (list, tuple)):
             raise InvalidArgumentError(f"RaggedFeature: `partitions` must be a list or tuple, got {self.partitions!r}")
         if not isinstance(self.validate, bool):
             raise InvalidArgumentError(f"RaggedFeature: `validate` must be a bool, got {self.validate!r}")
-        object.__setattr__(self, "dtype", _feature_dtype(self.dtype))
+        object.__setattr__(self, "dtype", feature_dtype(self.dtype))
         object.__setattr__(self, "partitions", tuple(_partition(p) for p in self.partitions))
         object.__setattr__(
             self, "row_splits_dtype", splits_dtype(self.row_splits_dtype, "RaggedFeature: row_splits_dtype")

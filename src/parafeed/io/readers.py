@@ -244,14 +244,14 @@ class ParseExampleDataset(Dataset):
     kind = ONE_TO_ONE
 
     def __init__(self, parent: Dataset, features: Mapping[str, Any], num_parallel_calls: Any, deterministic: Any):
-        from parafeed.io.example import _as_spec, parse_example
+        from parafeed.io.example import as_feature_spec, parse_example
 
         super().__init__((parent,))
         spec = parent.element_spec
         if not (isinstance(spec, TensorSpec) and spec.dtype == STRING and (spec.shape is None or len(spec.shape) == 1)):
             raise ArgumentTypeError(f"Input dataset should be a dataset of vectors of strings. Instead it is `{spec}`.")
         self._features = dict(features)
-        self._specs = {k: _as_spec(k, v) for k, v in self._features.items()}
+        self._specs = {k: as_feature_spec(k, v) for k, v in self._features.items()}
         self._calls, self._deterministic = num_parallel_calls, deterministic
         self._parsed = parent.map(lambda s: parse_example(s, self._features), num_parallel_calls=num_parallel_calls,
                                   deterministic=deterministic)  # fmt: skip
@@ -260,7 +260,7 @@ class ParseExampleDataset(Dataset):
         return ParseExampleDataset(parents[0], self._features, self._calls, self._deterministic)
 
     def _element_spec(self) -> Any:
-        from parafeed.io.example import FixedLenFeature, VarLenFeature
+        from parafeed.io.feature_specs import FixedLenFeature, VarLenFeature
         from parafeed.sparse import SparseTensorSpec
 
         out = {}

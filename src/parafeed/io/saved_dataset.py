@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import DataLossError, InvalidArgumentError, NotFoundError
-from parafeed.io.cache_file import _decode_nesting, _decode_payload, _encode_leaf, _nesting, _NoNesting
+from parafeed.io.cache_file import NoNesting, decode_nesting, decode_payload, encode_leaf, encode_nesting
 from parafeed.io.tfrecord import TFRecordWriter
 from parafeed.structure import STRING, DatasetSpec, TensorSpec, as_dtype, as_shape, dtype_name, flatten, pack_as
 
@@ -61,7 +61,7 @@ def encode_spec(step: str, spec: Any) -> dict:
     """JSON for an element spec: the nesting (as the cache format writes it) and each leaf's shape and dtype."""
     leaves = flatten(as_spec(step, spec))
     return {
-        "nesting": _nesting(spec),
+        "nesting": encode_nesting(spec),
         "leaves": [{"shape": None if s.shape is None else list(s.shape), "dtype": dtype_name(s.dtype)} for s in leaves],
     }
 
@@ -73,8 +73,8 @@ def decode_spec(path: str, data: dict) -> Any:
         template = None
     else:
         try:
-            template = _decode_nesting(data["nesting"])
-        except _NoNesting:
+            template = decode_nesting(data["nesting"])
+        except NoNesting:
             template = None
     if template is None:
         raise InvalidArgumentError(
@@ -109,7 +109,7 @@ class SavedWriter:
         for leaf, dtype in zip(leaves, self.dtypes):
             if dtype == STRING and not isinstance(leaf, (bytes, np.ndarray)):
                 raise InvalidArgumentError(f"{self.step}: cannot save a {type(leaf).__name__} component")
-            parts.append(_encode_leaf(leaf, dtype))
+            parts.append(encode_leaf(leaf, dtype))
         writer = self._writers.get(shard)
         if writer is None:
             name = os.path.join(self.run_dir, f"{shard:08d}.shard")
@@ -187,7 +187,7 @@ class SavedMetadata:
 def decode_record(path: str, record: bytes, dtypes: list, spec: Any) -> Any:
     """One element from a shard record."""
     try:
-        leaves = _decode_payload(record, dtypes)
+        leaves = decode_payload(record, dtypes)
     except (ValueError, IndexError, OverflowError) as err:
         raise DataLossError(f"load(): a record of the shard {path} is corrupt: {err}") from None
     return pack_as(spec, leaves)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +12,7 @@ from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
 from parafeed.functions import call, fn_name, user_error
 from parafeed.iterator import DatasetIterator, build_in, current_scope, resolve_deterministic
-from parafeed.parallel.threads import BackgroundIterator
+from parafeed.ops.flat_map import _FlatMapIterator
 
 
 def schedulable_cpus() -> int:
@@ -89,6 +88,8 @@ class InterleaveDataset(Dataset):
             return _FlatMapIterator(parent, self)
         if self._num_parallel_calls is None:
             return _InterleaveIterator(parent, self)
+        from parafeed.ops.interleave_parallel import _ParallelInterleaveIterator  # it subclasses _InterleaveIterator
+
         parallelism = self._cycle_length if self._num_parallel_calls == AUTOTUNE else self._num_parallel_calls
         return _ParallelInterleaveIterator(parent, self, parallelism, resolve_deterministic(self._deterministic))
 
@@ -115,75 +116,6 @@ class InterleaveDataset(Dataset):
                 "wrap tensors with Dataset.from_tensors() or from_tensor_slices()"
             )
         return ds
-
-
-class _FlatMapIterator(DatasetIterator):
-    """One dataset after another (``cycle_length=1``, where block_length does not matter)."""
-
-    def __init__(self, parent: DatasetIterator, ds: InterleaveDataset):
-        super().__init__(parent)
-        self._parent = parent
-        self._ds = ds
-        self._scope = current_scope()
-        self._current: DatasetIterator | None = None
-        self._inputs = 0
-        self._at: tuple = (None, None)  # the input's state before the current input element
-
-    def __next__(self) -> Any:
-        while True:
-            it = self._current
-            if it is not None:
-                try:
-                    return next(it)
-                except StopIteration:
-                    it.close()
-                    self._current = None
-            self._at = snapshot(self._parent)
-            element = next(self._parent)
-            self._current = build_in(self._scope, self._ds._open(element, self._inputs))
-            self._inputs += 1
-
-    def skip(self, n: int) -> int:
-        done = 0
-        while done < n:
-            if self._current is None:
-                self._at = snapshot(self._parent)
-                try:
-                    element = next(self._parent)
-                except StopIteration:
-                    break
-                self._current = build_in(self._scope, self._ds._open(element, self._inputs))
-                self._inputs += 1
-            got = self._current.skip(n - done)
-            done += got
-            if done < n:
-                self._current.close()
-                self._current = None
-        return done
-
-    def _get_state(self) -> dict:
-        if self._current is None:
-            return {"at": self._parent.get_state(), "current": None, "inputs": self._inputs}
-        at, error = self._at
-        return {"at": position(at, 0, error)["at"], "current": self._current.get_state(), "inputs": self._inputs}
-
-    def _set_state(self, state: dict) -> None:
-        if self._current is not None:
-            self._current.close()
-            self._current = None
-        self._parent.set_state(state["at"])
-        self._inputs = int(state["inputs"])
-        if state["current"] is not None:
-            self._at = (state["at"], None)
-            element = next(self._parent)
-            self._current = build_in(self._scope, self._ds._open(element, self._inputs - 1))
-            self._current.set_state(state["current"])
-
-    def close(self) -> None:
-        if self._current is not None:
-            self._current.close()
-            self._current = None
-        super().close()
 
 
 class _InterleaveIterator(DatasetIterator):
@@ -348,50 +280,3 @@ class _Failed:
 
     def close(self) -> None:
         self.error = None
-
-
-INPUT_CHUNK = 16  # elements an input's thread hands over at a time (sooner if they come slowly)
-
-
-class _ParallelInterleaveIterator(_InterleaveIterator):
-    """The serial interleave's order (when deterministic), with every open input read ahead on a thread of its own.
-
-    When a slot is opened, the empty slots ahead of it in the cycle are opened at once with the following inputs:
-    the serial order would put those inputs there anyway, since the cursor only fills the slot it stands on and
-    slots ahead of it cannot be refilled before it reaches them. ``num_parallel_calls`` bounds how many inputs
-    produce at the same time; ``deterministic=False`` takes from any input that is ready when the current one is not.
-    """
-
-    def __init__(self, parent: DatasetIterator, ds: InterleaveDataset, parallelism: int, deterministic: bool):
-        super().__init__(parent, ds)
-        self._limit = threading.Semaphore(parallelism)
-        self._deterministic = deterministic
-        self._chunk = max(ds._block_length, INPUT_CHUNK)
-
-    def _open_input(self, it: DatasetIterator) -> Any:
-        return BackgroundIterator(it, 2, "parafeed-interleave", self._limit, self._chunk)
-
-    def _input_state(self, it: Any) -> dict:
-        return it.get_state()
-
-    def _fill(self, slot: int, defer: bool = False) -> bool:
-        if not super()._fill(slot, defer):
-            return False
-        size = len(self._cycle)
-        for offset in range(1, size):
-            ahead = (slot + offset) % size
-            if self._cycle[ahead] is None and not super()._fill(ahead, defer=True):
-                break  # the end of the input, or an input that failed: the cursor reaches it before reading on
-        return True
-
-    def __next__(self) -> Any:
-        if not self._deterministic:
-            current = self._cycle[self._slot]
-            if current is not None and type(current) is not _Failed and not current.ready():
-                for it in self._cycle:
-                    if it is not None and it is not current and it.ready():
-                        try:
-                            return it.get()
-                        except StopIteration:
-                            break  # the serial path closes it when the cursor gets there
-        return super().__next__()

@@ -20,8 +20,11 @@ from parafeed.dataset import Dataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.graph import BATCHING, SOURCE
 from parafeed.iterator import DatasetIterator
-from parafeed.ops.batch import batched_cardinality, batched_counts, stack_leaves
-from parafeed.ragged import RaggedTensor, RaggedTensorSpec, from_tf, splits_dtype, stack
+from parafeed.ops.batch import batched_cardinality, batched_counts
+from parafeed.ops.stacking import stack_leaves
+from parafeed.ragged_build import from_tf, stack
+from parafeed.ragged_spec import RaggedTensorSpec, splits_dtype
+from parafeed.ragged_tensor import RaggedTensor
 from parafeed.sparse import SparseTensor, sparse_rows
 from parafeed.structure import TensorSpec, batch_spec, flatten, map_structure, pack_as, shape_str, spec_of
 
@@ -100,7 +103,7 @@ def _as_ragged(leaf: Any, rank: int, dtype: str, step: str, j: int) -> Any:
             f"{step}: component {j} must have rank > {rank} to batch it into a RaggedTensor, got shape "
             f"{shape_str(np.shape(leaf))}"
         )
-    from parafeed.ragged import from_dense
+    from parafeed.ragged_build import from_dense
 
     return from_dense(leaf, rank, np.dtype(dtype))
 

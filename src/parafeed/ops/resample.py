@@ -20,10 +20,11 @@ import numpy as np
 
 from parafeed.arguments import callable_arg
 from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.draws import UniformDraws, draw_seed
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.functions import call, fn_name, to_result, user_error
 from parafeed.iterator import DatasetIterator, current_scope
-from parafeed.sources.mixture import UniformDraws, draw_seed, sample_from_datasets
+from parafeed.sources.mixture import sample_from_datasets
 from parafeed.structure import spec_of
 
 ESTIMATE_GROUP = 32  # classes taken into the estimate at a time (tf.data's dist_estimation_batch_size)

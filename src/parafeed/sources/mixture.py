@@ -12,65 +12,18 @@ seed gives the same order in every run and process, but not tf.data's order
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import as_int
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.draws import UniformDraws, draw_seed
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError, StateError
 from parafeed.iterator import DatasetIterator, Scope, current_scope
-from parafeed.structure import (
-    DatasetSpec,
-    TensorSpec,
-    dtype_name,
-    flatten,
-    most_specific_compatible_shape,
-    pack_as,
-    same_structure,
-)
+from parafeed.structure import TensorSpec, dtype_name
+from parafeed.supertype import common_spec
 
-_DRAWS = 1024  # uniform numbers drawn per call to the generator
 _SALT = 0x6D6978  # keeps a mixture's stream apart from other steps seeded with the same number
-
-
-class UniformDraws:
-    """Uniform floats in [0, 1) from a seeded generator, drawn in blocks; its state is the generator's state before
-    the current block and how many of the block were used (small, JSON-friendly)."""
-
-    def __init__(self, seed_words: list[int]):
-        self._rng = np.random.default_rng(seed_words)
-        self._before = self._rng.bit_generator.state
-        self._block: list[float] = []
-        self._used = 0
-
-    def next(self) -> float:
-        if self._used == len(self._block):
-            self._before = self._rng.bit_generator.state
-            self._block = self._rng.random(_DRAWS).tolist()
-            self._used = 0
-        self._used += 1
-        return self._block[self._used - 1]
-
-    def state(self) -> dict:
-        return {"rng": self._before, "used": self._used, "started": bool(self._block)}
-
-    def restore(self, state: dict) -> None:
-        self._rng = np.random.default_rng()
-        self._rng.bit_generator.state = state["rng"]
-        self._before = state["rng"]
-        self._block, self._used = [], 0
-        if state["started"]:
-            self._block = self._rng.random(_DRAWS).tolist()
-            self._used = int(state["used"])
-
-
-def draw_seed(step: str, seed: Any) -> tuple[int, bool]:
-    """``(seed, seeded)``: the given seed, or one drawn now (a new order for every dataset object, as tf.data's)."""
-    if seed is None:
-        return secrets.randbits(63), False
-    return as_int(step, "seed", seed) & (2**63 - 1), True
 
 
 class MixtureDataset(Dataset):
@@ -344,45 +297,3 @@ def _check_weights_spec(step: str, spec: Any, n: int) -> None:
             f"{step}: a `weights` dataset must give vectors of {n} weights (one per dataset); its elements have "
             f"shape {spec.shape}"
         )
-
-
-class _Incompatible(Exception):
-    pass
-
-
-def common_spec(step: str, specs: list[Any]) -> Any:
-    """The most specific spec describing elements of every spec in ``specs`` (tf.data's common supertype: the same
-    structure and dtypes, shapes merged); ElementTypeError when there is none."""
-    merged = specs[0]
-    for i, spec in enumerate(specs[1:], 1):
-        try:
-            merged = _supertype(merged, spec)
-        except _Incompatible:
-            raise ElementTypeError(
-                f"{step}: Invalid `datasets`. `datasets` must have compatible element specs: dataset 0 has "
-                f"element_spec={specs[0]!r}, dataset {i} has element_spec={spec!r}. Give them the same structure "
-                "and dtypes (shapes may differ), e.g. with map()."
-            ) from None
-    return merged
-
-
-def _supertype(a: Any, b: Any) -> Any:
-    if not same_structure(a, b):
-        raise _Incompatible
-    return pack_as(a, [_leaf_supertype(x, y) for x, y in zip(flatten(a), flatten(b))])
-
-
-def _leaf_supertype(x: Any, y: Any) -> Any:
-    if type(x) is not type(y):
-        raise _Incompatible
-    if isinstance(x, TensorSpec):
-        if x.dtype != y.dtype:
-            raise _Incompatible
-        return TensorSpec(most_specific_compatible_shape(x.shape, y.shape), x.dtype)
-    if isinstance(x, DatasetSpec):
-        return DatasetSpec(_supertype(x.element_spec, y.element_spec))
-    if x == y:
-        return x
-    if getattr(x, "dtype", None) == getattr(y, "dtype", None) and hasattr(x, "most_specific_compatible"):
-        return x.most_specific_compatible(y)  # sparse and ragged specs
-    raise _Incompatible
