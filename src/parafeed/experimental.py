@@ -72,8 +72,10 @@ def parallel_interleave(
 ) -> Transformation:
     """``interleave(map_func, cycle_length, block_length, num_parallel_calls=cycle_length,
     deterministic=not sloppy)``; the two buffer sizes are accepted and ignored (parafeed sizes its own)."""
-    return lambda ds: ds.interleave(
-        map_func, cycle_length, block_length, num_parallel_calls=cycle_length, deterministic=not sloppy
+    from parafeed.ops.interleave import InterleaveDataset
+
+    return lambda ds: InterleaveDataset(
+        ds, map_func, cycle_length, block_length, cycle_length, not sloppy, what="parallel_interleave"
     )
 
 

@@ -210,3 +210,18 @@ def test_two_iterators_do_not_affect_each_other():
         got_a.append(int(next(a)))
         got_b.append(int(next(b)))
     assert got_a == got_b == alone
+
+
+def test_picks_that_only_choose_dry_inputs_end_with_an_error_not_a_hang(monkeypatch):
+    from parafeed.sources import mixture
+
+    monkeypatch.setattr(mixture, "DRY_PICKS", 1000)
+    choices = pf.Dataset.from_tensors(np.int64(0)).repeat()
+    ds = pf.Dataset.choose_from_datasets([pf.Dataset.range(2), pf.Dataset.range(10, 13)], choices, False)
+    it = iter(ds)
+    assert [int(next(it)) for _ in range(2)] == [0, 1]
+    with pytest.raises(pf.errors.InvalidArgumentError, match="picks in a row chose inputs that had run dry"):
+        next(it)
+    weights = pf.Dataset.from_tensors(np.array([1.0, 0.0], np.float32)).repeat()
+    with pytest.raises(pf.errors.InvalidArgumentError, match="give the remaining inputs weight"):
+        list(pf.Dataset.sample_from_datasets([pf.Dataset.range(2), pf.Dataset.range(3)], weights, seed=1))

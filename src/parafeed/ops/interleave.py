@@ -97,8 +97,10 @@ class InterleaveDataset(Dataset):
         return self._open(self._parents[0]._sample_element(), None).element_spec
 
     def _cardinality(self) -> int:
-        # tf.data: a parallel interleave of an endless input never ends; otherwise the count is not known
-        if self._num_parallel_calls is not None and self._parents[0]._cardinality() == INFINITE:
+        # tf.data: a parallel interleave of an endless input never ends (but for the legacy
+        # experimental.parallel_interleave's step); otherwise the count is not known
+        legacy = self._step == "parallel_interleave()"
+        if self._num_parallel_calls is not None and not legacy and self._parents[0]._cardinality() == INFINITE:
             return INFINITE
         return UNKNOWN
 

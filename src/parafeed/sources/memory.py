@@ -13,6 +13,7 @@ from parafeed.elements import _short, to_element
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.graph import SOURCE
 from parafeed.iterator import DatasetIterator
+from parafeed.sparse import SparseTensor, SparseTensorSpec, sparse_rows
 from parafeed.structure import (
     STRING,
     DatasetSpec,
@@ -103,6 +104,9 @@ class TensorSlicesDataset(Dataset):
         datasets = _dataset_array(tensors)
         self._of_datasets = datasets is not None
         element = datasets if self._of_datasets else to_element(tensors, "from_tensor_slices()")
+        self._sparse_specs: dict[int, Any] = {}  # flat index -> the spec of a SparseTensor leaf's rows
+        if any(type(leaf) is SparseTensor for leaf in flatten(element)):
+            element = self._sparse_as_rows(element)
         sizes = []
         for path, leaf in iter_leaves_with_paths(element):
             if not isinstance(leaf, np.ndarray):
@@ -122,6 +126,17 @@ class TensorSlicesDataset(Dataset):
         self._flat = flatten(self._element)
         self._length = sizes[0][1]
 
+    def _sparse_as_rows(self, element: Any) -> Any:
+        """``element`` with every SparseTensor leaf as an object array of its rows (SparseTensors of rank - 1)."""
+        flat = flatten(element)
+        for j, leaf in enumerate(flat):
+            if type(leaf) is SparseTensor:
+                rows = np.empty(int(leaf.dense_shape[0]) if len(leaf.dense_shape) > 1 else 0, dtype=object)
+                rows[:] = sparse_rows(leaf, "from_tensor_slices()")
+                self._sparse_specs[j] = SparseTensorSpec(tuple(int(d) for d in leaf.dense_shape[1:]), leaf.values.dtype)
+                flat[j] = rows
+        return pack_as(element, flat)
+
     @property
     def tensors(self) -> Any:
         """The (nested) arrays this dataset slices, read-only."""
@@ -129,7 +144,9 @@ class TensorSlicesDataset(Dataset):
 
     def take_rows(self, rows: Any) -> TensorSlicesDataset:
         """The same source over the rows at indices ``rows`` only (a replica's share)."""
-        return TensorSlicesDataset(pack_as(self._element, [a[rows] for a in self._flat]), name=self._name)
+        part = TensorSlicesDataset(pack_as(self._element, [a[rows] for a in self._flat]), name=self._name)
+        part._sparse_specs = self._sparse_specs
+        return part
 
     def _make_iterator(self) -> DatasetIterator:
         return _SlicesIterator(self._element, self._flat, self._length)
@@ -137,7 +154,10 @@ class TensorSlicesDataset(Dataset):
     def _element_spec(self) -> Any:
         if self._of_datasets:
             return DatasetSpec(self._flat[0][0].element_spec)
-        return map_structure(lambda s: TensorSpec(s.shape[1:], s.dtype), spec_of(self._element))
+        specs = [TensorSpec(a.shape[1:], a.dtype) for a in self._flat]
+        for j, spec in self._sparse_specs.items():
+            specs[j] = spec
+        return pack_as(self._element, specs)
 
     def _sample_element(self) -> Any:
         if self._length == 0:

@@ -26,6 +26,9 @@ from parafeed.supertype import common_spec
 _SALT = 0x6D6978  # keeps a mixture's stream apart from other steps seeded with the same number
 
 
+DRY_PICKS = 1_000_000  # picks of inputs that ran dry in a row before a mixture stops instead of spinning forever
+
+
 class MixtureDataset(Dataset):
     """Elements of ``datasets``, each taken from the input a selector picks.
 
@@ -104,7 +107,7 @@ class _MixtureIterator(DatasetIterator):
     def __next__(self) -> Any:
         if self._done:
             raise StopIteration
-        while True:
+        for _ in range(DRY_PICKS):
             i = self._pick()
             it = self._inputs[i]
             if it is None:
@@ -122,6 +125,12 @@ class _MixtureIterator(DatasetIterator):
                 if not self._active:
                     self._finish()
                     raise
+        raise InvalidArgumentError(
+            f"{self._node._step}: {DRY_PICKS:,} picks in a row chose inputs that had run dry "
+            f"(inputs {sorted(set(range(len(self._inputs))) - set(self._active))}); the choices or weights never pick "
+            "the inputs left, so the mixture would never end: give the remaining inputs weight, or set "
+            "stop_on_empty_dataset=True"
+        )
 
     def _pick(self) -> int:
         mode = self._node._mode

@@ -191,6 +191,18 @@ def exp_parallel_interleave_apply(L, tmp):
     )
 
 
+@kcase(EXP + "parallel_interleave_test.py (cardinality of an endless input)", take=6)
+def exp_parallel_interleave_endless_input(L, tmp):
+    ds = L.Dataset.range(3).repeat()
+    return ds.apply(L.experimental.parallel_interleave(lambda x: L.Dataset.from_tensors(x).repeat(2), cycle_length=2))
+
+
+@kcase("interleave_test.py::testInterleaveEndlessInput (the modern interleave)", take=6)
+def exp_interleave_endless_input(L, tmp):
+    ds = L.Dataset.range(3).repeat()
+    return ds.interleave(lambda x: L.Dataset.from_tensors(x).repeat(2), cycle_length=2, num_parallel_calls=2)
+
+
 @kcase(EXP + "ignore_errors_test.py::testMapIgnoreError")
 def exp_ignore_errors_apply(L, tmp):
     ds = L.Dataset.from_tensor_slices(np.array([1.0, 2.0, 0.0, 3.0], np.float32)).map(lambda x: 1.0 / x)

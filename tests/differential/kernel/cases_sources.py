@@ -502,3 +502,33 @@ def from_list_at_dict(L, tmp):
 @kcase("from_list_test.py::testName")
 def from_list_name(L, tmp):
     return L.experimental.from_list([42], name="from_list")
+
+
+# ---------------------------------------------------------------------------------------------------- sparse slices
+
+
+def _sparse(L, indices, values, shape):
+    if L.name == "tf":
+        return L.tf.sparse.SparseTensor(indices, values, shape)
+    return L.pf.SparseTensor(indices, values, shape)
+
+
+def _fields(L, element):
+    return (element.indices, element.values, element.dense_shape)
+
+
+@kcase("from_tensor_slices_test.py::testFromTensorSlicesSparse")
+def slices_of_sparse(L, tmp):
+    st = _sparse(L, [[0, 0], [1, 0], [2, 0]], np.array([0, 1, 2], np.int64), [3, 1])
+    return L.Dataset.from_tensor_slices(st).map(lambda s: _fields(L, s))
+
+
+@kcase("from_tensor_slices_test.py::testFromTensorSlicesMixed (sparse beside dense)")
+def slices_of_sparse_and_dense(L, tmp):
+    st = _sparse(L, [[0, 0], [1, 2], [2, 1]], np.array([1.5, 2.5, 3.5], np.float32), [3, 4])
+    return L.Dataset.from_tensor_slices((st, np.arange(3))).map(lambda s, x: (_fields(L, s), x))
+
+
+@kcase("from_tensor_slices_test.py::testFromTensorSlicesSparse (rank 1 is refused)")
+def slices_of_sparse_rank_1(L, tmp):
+    return L.Dataset.from_tensor_slices(_sparse(L, [[0]], np.array([1], np.int64), [3]))
