@@ -376,3 +376,66 @@ def test_restoring_one_iterator_never_changes_another(tmp_path, cache):
     assert next(a, None) is None and next(b, None) is None
     a.close()
     b.close()
+
+
+def _counting_snapshots(monkeypatch) -> list:
+    from parafeed.checkpoint import positions
+
+    calls: list = []
+    original = positions.snapshot
+
+    def counted(it):
+        calls.append(1)
+        return original(it)
+
+    monkeypatch.setattr(positions, "snapshot", counted)
+    return calls
+
+
+def test_read_ahead_steps_mark_positions_cheaply_where_the_order_is_fixed(monkeypatch):
+    """prefetch and parallel map take their input's state now and then, not for every hand-over, when the input's
+    order follows from its state; a state saved between two snapshots restores by skipping."""
+    from parafeed.checkpoint import positions
+
+    monkeypatch.setattr(positions, "SNAPSHOT_SECONDS", 3600.0)
+    calls = _counting_snapshots(monkeypatch)
+    ds = pf.Dataset.range(5000).map(lambda x: x * 2, num_parallel_calls=2).prefetch(4)
+    assert [int(x) for x in ds] == list(range(0, 10000, 2))
+    assert len(calls) <= 4  # the first state of each read-ahead step, not one per hand-over
+    assert check_restores(ds, stops=[0, 1, 777, 4999, 5000]) > 0
+
+
+@pytest.mark.parametrize("seconds", [0.0, 3600.0])
+def test_positions_restore_whether_states_are_taken_often_or_rarely(monkeypatch, seconds):
+    from parafeed.checkpoint import positions
+
+    monkeypatch.setattr(positions, "SNAPSHOT_SECONDS", seconds)
+    ds = pf.Dataset.range(300).shuffle(20, seed=3).prefetch(3).map(_slow, num_parallel_calls=2).batch(7).prefetch(2)
+    assert check_restores(ds, stops=[0, 5, 20, 42, 43]) > 0
+
+
+def test_an_order_parafeed_cannot_vouch_for_keeps_a_state_per_hand_over(monkeypatch):
+    """Datasets made by user functions (interleave) may hide a deterministic=False map: a position relative to an
+    older state could not be replayed, so every hand-over keeps its own state, and a state that cannot be taken
+    says so."""
+    from parafeed.checkpoint import positions
+
+    monkeypatch.setattr(positions, "SNAPSHOT_SECONDS", 3600.0)
+    calls = _counting_snapshots(monkeypatch)
+    ds = pf.Dataset.range(4).interleave(lambda x: pf.Dataset.range(50).map(lambda y: x * 100 + y), 2).prefetch(2)
+    assert not pf.graph.order_fixed(ds) and pf.graph.order_fixed(pf.Dataset.range(3).map(abs).prefetch(1))
+    it = iter(ds)
+    for _ in range(60):
+        next(it)
+    assert len(calls) >= 60  # one per hand-over (prefetch hands over one element at a time)
+    it.close()
+
+    def hidden(x):
+        return pf.Dataset.range(50).map(lambda y: x * 100 + y, num_parallel_calls=2, deterministic=False)
+
+    it = iter(pf.Dataset.range(4).interleave(hidden, cycle_length=2).prefetch(2))
+    for _ in range(60):
+        next(it)
+    with pytest.raises(StateError):
+        it.get_state()
+    it.close()

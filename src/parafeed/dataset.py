@@ -55,6 +55,10 @@ class Dataset:
     """Elements per batch of a batching step (None for other steps, or when sizes vary)."""
     seed: int | None = None
     """The seed of a step that draws random numbers (``shuffle``), None for the others."""
+    order_fixed: bool = True
+    """Whether this step's elements follow from its inputs' states alone: False for steps that hand out elements as
+    they finish (``deterministic=False``) or read datasets made by user functions, whose order parafeed cannot vouch
+    for (see :func:`parafeed.graph.order_fixed`)."""
 
     def __init__(self, parents: tuple[Dataset, ...] = (), name: str | None = None):
         self._parents = tuple(parents)

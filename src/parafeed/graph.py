@@ -53,6 +53,15 @@ def walk(root: Dataset, into_sources: bool = True) -> Iterator[Dataset]:
             stack.extend(reversed(node.parents))
 
 
+def order_fixed(root: Dataset) -> bool:
+    """Whether the pipeline up to ``root`` gives its elements in an order fixed by its steps' states: every step's
+    ``order_fixed``, and deterministic options. Read-ahead steps then mark positions cheaply (a state now and then
+    plus a count of elements since, see :class:`~parafeed.checkpoint.positions.PositionMarks`)."""
+    from parafeed.iterator import current_options
+
+    return current_options().resolve("deterministic") and all(n.order_fixed for n in walk(root))
+
+
 def find(root: Dataset, what: type[N] | Callable[[Dataset], bool], into_sources: bool = True) -> list[N]:
     """The nodes that are instances of ``what`` (a class) or for which ``what(node)`` is true, in walk order."""
     test = (lambda n: isinstance(n, what)) if isinstance(what, type) else what

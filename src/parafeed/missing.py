@@ -16,7 +16,7 @@ DATASET = {
     "output_classes": "TF1 API: use `ds.element_spec`",
     "map_with_legacy_function": "use `ds.map(...)`: every parafeed function is plain Python",
     "filter_with_legacy_function": "use `ds.filter(...)`: every parafeed function is plain Python",
-    "fingerprint": "parafeed does not hash pipelines; name your cache and snapshot files yourself",
+    "fingerprint": "parafeed has no fingerprint tensor; `snapshot` keys its directory by the pipeline itself",
 }
 
 TOP = {

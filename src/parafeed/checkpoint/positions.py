@@ -9,6 +9,7 @@ on restore from a saved input state (:class:`Snapshots`), so no element data goe
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +39,50 @@ def snapshot(it: Any) -> tuple[dict | None, BaseException | None]:
         return it.get_state(), None
     except StateError as err:
         return None, err
+
+
+SNAPSHOT_SECONDS = 0.05  # a read-ahead step takes its input's state at most this often (see PositionMarks)
+
+
+class PositionMarks:
+    """The input positions a read-ahead step pairs with its hand-overs, taken cheaply.
+
+    Taking an input's state for every hand-over would cost a ``get_state()`` of the whole upstream tree each time,
+    checkpointed or not. Instead a state is taken at most every :data:`SNAPSHOT_SECONDS`, and a hand-over is
+    marked with the last state plus the number of elements produced since (a :func:`position` skips them on
+    restore): restoring re-reads at most that much work, and a pipeline nobody checkpoints pays almost nothing.
+
+    That holds only where the input's order follows from its state (``throttled``, see
+    :func:`parafeed.graph.order_fixed`); otherwise a state is taken for every hand-over, as a skip could not replay it.
+    """
+
+    def __init__(self, source: Any, throttled: bool = True):
+        self._source = source
+        self._every = SNAPSHOT_SECONDS if throttled else 0.0  # 0: a state for every hand-over
+        self._state = snapshot(source)
+        self._since = 0
+        self._taken_at = time.perf_counter()
+
+    @property
+    def first(self) -> tuple:
+        """The source's position as it was when the marks began: ``(state, error)``."""
+        return self._state
+
+    def mark(self) -> tuple:
+        """The position before the next hand-over: ``(state, error, elements produced since that state)``."""
+        if self._since and self._state[0] is not None and time.perf_counter() - self._taken_at >= self._every:
+            self.reset()
+        return (*self._state, self._since)
+
+    def advance(self, n: int) -> None:
+        """``n`` more elements were produced."""
+        self._since += n
+
+    def reset(self) -> tuple:
+        """Take the source's state now (after an error, which a restore cannot skip over): ``(state, error, 0)``."""
+        self._state = snapshot(self._source) if self._state[0] is not None else self._state
+        self._since, self._taken_at = 0, time.perf_counter()
+        return (*self._state, 0)
 
 
 class Snapshots:

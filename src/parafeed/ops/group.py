@@ -23,6 +23,8 @@ class GroupByWindowDataset(Dataset):
     """Elements grouped by ``key_func``; each full group (or, at the end, each remaining group in key order) is
     passed as a dataset to ``reduce_func(key, window)``, whose dataset's elements are the output."""
 
+    order_fixed = False  # the datasets come from reduce_func
+
     def __init__(
         self,
         parent: Dataset,

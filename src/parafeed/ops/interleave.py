@@ -47,6 +47,8 @@ class InterleaveDataset(Dataset):
     With ``cycle_length=1`` this is ``flat_map``: the datasets one after another.
     """
 
+    order_fixed = False  # the datasets come from map_func
+
     def __init__(
         self,
         parent: Dataset,

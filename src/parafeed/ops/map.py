@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from parafeed import graph
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.dataset import Dataset
 from parafeed.elements import SCALAR_TYPES
@@ -43,6 +44,10 @@ class MapDataset(Dataset):
     def kind(self) -> str:  # type: ignore[override]
         return REORDERING if self._deterministic is False else ONE_TO_ONE
 
+    @property
+    def order_fixed(self) -> bool:  # type: ignore[override]
+        return self._deterministic is not False
+
     def _make_iterator(self) -> DatasetIterator:
         parent = self._parents[0]._iter()
         apply = element_fn(self._fn, self._what)
@@ -56,7 +61,7 @@ class MapDataset(Dataset):
             return ParallelMapIterator(
                 parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, make_executor=process_executor_factory(self, apply),
-                task_seconds=PROCESS_TASK_SECONDS, depth=2,
+                task_seconds=PROCESS_TASK_SECONDS, depth=2, order_fixed=graph.order_fixed(self._parents[0]),
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
@@ -64,6 +69,7 @@ class MapDataset(Dataset):
             parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
             deterministic=self._deterministic, make_executor=thread_executor_factory(apply),
             task_seconds=THREAD_TASK_SECONDS, make_serial=self._serial_iterator, depth=8,
+            order_fixed=graph.order_fixed(self._parents[0]),
         )  # fmt: skip
 
     def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from parafeed import graph
 from parafeed.arguments import as_int
 from parafeed.checkpoint.positions import position, seek
 from parafeed.dataset import AUTOTUNE, Dataset, PassThroughDataset
@@ -37,13 +38,14 @@ class PrefetchDataset(PassThroughDataset):
         parent = self._parent._iter()
         if self._buffer_size == 0:
             return parent
-        return _PrefetchIterator(parent, self._buffer_size)
+        return _PrefetchIterator(parent, self._buffer_size, graph.order_fixed(self._parent))
 
 
 class _PrefetchIterator(DatasetIterator):
-    def __init__(self, parent: DatasetIterator, buffer_size: int):
+    def __init__(self, parent: DatasetIterator, buffer_size: int, fixed: bool):
         super().__init__()
         self._parent = parent
+        self._fixed = fixed
         self._autotune = buffer_size == AUTOTUNE
         self._size = 1 if self._autotune else buffer_size
         run = current_scope().run
@@ -56,7 +58,9 @@ class _PrefetchIterator(DatasetIterator):
     def __next__(self) -> Any:
         background = self._background
         if background is None:  # started on first use, so an unused iterator costs no thread
-            background = self._background = BackgroundIterator(self._parent, self._size, "parafeed-prefetch")
+            background = self._background = BackgroundIterator(
+                self._parent, self._size, "parafeed-prefetch", order_fixed=self._fixed
+            )
             if self.stage is not None:
                 self.stage.threaded, self.stage.buffer_size = True, self._size
         if self._autotune:

@@ -137,6 +137,8 @@ def read_shards(step: str, shards: list[str], spec: Any, compression: str, reade
 class LoadDataset(Dataset):
     """The elements of a dataset written by ``save``."""
 
+    order_fixed = False  # the elements come through reader_func
+
     kind = SOURCE
 
     def __init__(

@@ -105,6 +105,8 @@ def _shard(step: str, shard_func: Callable | None, element: Any, position: int) 
 class SnapshotDataset(PassThroughDataset):
     """The input's elements; written to ``path`` on the first complete pass and read from there afterwards."""
 
+    order_fixed = False  # a snapshot is read through reader_func
+
     def __init__(
         self,
         parent: Dataset,

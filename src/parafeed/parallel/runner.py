@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.checkpoint.positions import position, seek, snapshot
+from parafeed.checkpoint.positions import PositionMarks, position, seek
 from parafeed.dataset import AUTOTUNE
 from parafeed.errors import StateError, WorkerError
 from parafeed.functions import user_error
@@ -46,14 +46,13 @@ class _Shared:
         self.stop = False
         self.starts: dict[int, int] = {}  # chunk seq -> index of its first input element
         self.upstream: set[int] = set()  # seqs carrying an error raised by the input, not by the function
-        self.states: dict[int, tuple] = {}  # seq -> the input's state before the chunk (after an input's error)
+        self.states: dict[int, tuple] = {}  # seq -> the input's position before the chunk (a PositionMarks mark)
         self.results: queue.SimpleQueue = queue.SimpleQueue()
 
 
-def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
+def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, executor: Any) -> None:
     watch_stop(lambda: shared.stop)
     seq = index = 0
-    checkpoint = True  # while the input can save its position
     try:
         while True:
             with shared.cond:
@@ -63,8 +62,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                     return
                 shared.in_flight += 1
             chunk, error, ended = [], None, False
-            before = snapshot(parent) if checkpoint else (None, None)
-            checkpoint = before[0] is not None
+            before = marks.mark()
             for _ in range(shared.chunk):
                 try:
                     chunk.append(next(parent))
@@ -74,6 +72,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                 except Exception as err:
                     error = err
                     break
+            marks.advance(len(chunk))
             if chunk:
                 shared.starts[seq] = index
                 shared.states[seq] = before
@@ -86,7 +85,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, executor: Any) -> None:
                 with shared.cond:
                     shared.in_flight += 1
                 shared.starts[seq] = index
-                shared.states[seq] = snapshot(parent) if checkpoint else (None, None)
+                shared.states[seq] = marks.reset()
                 shared.upstream.add(seq)
                 shared.results.put((seq, [(False, error)], 0.0))
                 seq, error = seq + 1, None  # hold no exception while waiting
@@ -115,6 +114,7 @@ class ParallelMapIterator(DatasetIterator):
         task_seconds: float,
         make_serial: Callable[[DatasetIterator, int], DatasetIterator] | None = None,
         depth: int = 1,
+        order_fixed: bool = False,
     ):
         """Args:
         fn: element -> result, as the step applies it (:func:`parafeed.functions.element_fn`).
@@ -127,6 +127,7 @@ class ParallelMapIterator(DatasetIterator):
         make_serial: ``(parent, index) -> iterator`` mapping inline: AUTOTUNE switches to it for functions too cheap
             to gain from parallelism (None: never).
         depth: chunks outstanding per unit of parallelism.
+        order_fixed: the input's order follows from its state, so positions are marked cheaply (PositionMarks).
         """
         super().__init__()
         options = current_options()
@@ -140,6 +141,7 @@ class ParallelMapIterator(DatasetIterator):
         self._tuner = ParallelismTuner(self._max, start=2 if autotune else self._max) if autotune else None
         self._make_executor = make_executor
         self._target = task_seconds
+        self._order_fixed = order_fixed
         self._depth = depth  # chunks outstanding per unit of parallelism (2: a worker always has its next task)
         # AUTOTUNE on threads times the function first (probe), then maps inline or in parallel
         self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
@@ -225,7 +227,8 @@ class ParallelMapIterator(DatasetIterator):
         self._next_seq += 1
         outcomes, _ = self._done.pop(seq)
         first = self._first = self._base + shared.starts.pop(seq)
-        self._at, self._taken = shared.states.pop(seq), 0
+        state, error, self._since = shared.states.pop(seq)
+        self._at, self._taken = (state, error), 0
         if seq in shared.upstream:
             shared.upstream.discard(seq)
             outcomes = [(False, _Passthrough(outcomes[0][1]))]
@@ -279,7 +282,7 @@ class ParallelMapIterator(DatasetIterator):
                 "position marks what was delivered; use deterministic=True (the default) to checkpoint"
             )
         at, error = self._at
-        return {**position(at, self._taken, error), "index": self._first + self._taken}
+        return {**position(at, self._since + self._taken, error), "index": self._first + self._taken}
 
     def _set_state(self, state: dict) -> None:
         if self._shared is not None or self._serial is not None:
@@ -295,12 +298,13 @@ class ParallelMapIterator(DatasetIterator):
     def _start(self) -> None:
         parallelism = self._tuner.value if self._tuner is not None else self._max
         chunk = task_size(self._per_element, self._target) if self._per_element else 1
-        self._at, self._taken, self._first = snapshot(self._parent), 0, self._index
+        marks = PositionMarks(self._parent, throttled=self._order_fixed)
+        self._at, self._since, self._taken, self._first = marks.first, 0, 0, self._index
         shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
         self._executor = self._make_executor(self._max, shared.results)
         self._feeder = threading.Thread(
-            target=_feed, args=(shared, self._parent, self._executor), name="parafeed-feeder", daemon=True
+            target=_feed, args=(shared, self._parent, marks, self._executor), name="parafeed-feeder", daemon=True
         )
         self._feeder.start()
         if self.stage is not None:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.checkpoint.positions import position, snapshot
+from parafeed.checkpoint.positions import PositionMarks, position
 from parafeed.parallel.executor import MakeExecutor, Outcome
 
 _STOP = None
@@ -89,8 +89,8 @@ _END = object()
 
 
 class _Failure:
-    """An exception raised by the source, carried to the consumer with its traceback, and the source's state
-    after it (a failure ends its hand-over)."""
+    """An exception raised by the source, carried to the consumer with its traceback, and the source's position
+    after it (a :class:`PositionMarks` mark; a failure ends its hand-over)."""
 
     __slots__ = ("error", "state")
 
@@ -102,20 +102,18 @@ class _Failure:
 CHUNK_SECONDS = 0.001  # a chunk of a BackgroundIterator is handed over at the latest this long after its first item
 
 
-def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: threading.Semaphore | None,
-             chunk: int) -> None:  # fmt: skip
-    """Thread body: pull from ``source`` into ``out`` (lists of up to ``chunk`` items, each after the source's state
-    before its first item) until the end or ``stop``.
+def _produce(source: Any, marks: PositionMarks, out: queue.Queue, stop: threading.Event,
+             limit: threading.Semaphore | None, chunk: int) -> None:  # fmt: skip
+    """Thread body: pull from ``source`` into ``out`` (lists of up to ``chunk`` items, each after the source's
+    position before its first item, a :class:`PositionMarks` mark) until the end or ``stop``.
 
     It holds no reference to the consuming iterator, so an abandoned iterator can be garbage-collected (which sets
     ``stop``). After an error it goes on, as a serial iterator would.
     """
     watch_stop(stop.is_set)
-    checkpoint = True  # while the source can save its position
     try:
         while not stop.is_set():
-            items: list = [snapshot(source) if checkpoint else (None, None)]
-            checkpoint = items[0][0] is not None
+            items: list = [marks.mark()]
             started = 0.0
             while len(items) <= chunk:
                 if limit is not None:
@@ -125,7 +123,7 @@ def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: thread
                 except StopIteration:
                     items.append(_END)
                 except BaseException as err:
-                    items.append(_Failure(err, snapshot(source) if checkpoint else (None, None)))
+                    items.append(_Failure(err, marks.reset()))
                 finally:
                     if limit is not None:
                         limit.release()
@@ -136,6 +134,8 @@ def _produce(source: Any, out: queue.Queue, stop: threading.Event, limit: thread
                     started = now
                 elif now - started >= CHUNK_SECONDS:
                     break
+            if type(items[-1]) is not _Failure:  # (a failure's mark is taken after it)
+                marks.advance(len(items) - 1 - (items[-1] is _END))
             while not stop.is_set():
                 try:
                     out.put(items, timeout=0.05)
@@ -154,18 +154,21 @@ class BackgroundIterator:
 
     Used by ``prefetch`` (one element per hand-over, the size AUTOTUNE'd) and by parallel ``interleave`` (one per open
     input, ``limit`` bounding how many produce at once, up to ``chunk`` elements per hand-over so that cheap inputs,
-    such as TFRecord readers, do not pay a thread switch per record).
+    such as TFRecord readers, do not pay a thread switch per record). ``order_fixed``: the source's order follows
+    from its state, so positions may be marked cheaply (see :class:`PositionMarks`).
     """
 
-    def __init__(self, source: Any, size: int, name: str, limit: threading.Semaphore | None = None, chunk: int = 1):
+    def __init__(self, source: Any, size: int, name: str, limit: threading.Semaphore | None = None, chunk: int = 1,
+                 order_fixed: bool = False):  # fmt: skip
         self._queue: queue.Queue = queue.Queue(maxsize=size)
         self._stop = threading.Event()
         self._done = False
         self._items: collections.deque = collections.deque()
-        self._at: tuple = snapshot(source)  # the source's state before the current hand-over ...
-        self._taken = 0  # ... and how many of its items were taken
+        marks = PositionMarks(source, throttled=order_fixed)
+        self._at: tuple = marks.first  # the source's state (state, error) before the current hand-over ...
+        self._taken = 0  # ... and how many of its items were produced after that state and taken
         self._thread = threading.Thread(
-            target=_produce, args=(source, self._queue, self._stop, limit, chunk), name=name, daemon=True
+            target=_produce, args=(source, marks, self._queue, self._stop, limit, chunk), name=name, daemon=True
         )
         self._thread.start()
 
@@ -198,7 +201,8 @@ class BackgroundIterator:
             if self._done:
                 raise StopIteration
             items = self._queue.get()
-            self._at, self._taken = items[0], 0
+            state, error, self._taken = items[0]
+            self._at = (state, error)
             self._items.extend(items[1:])
         item = self._items.popleft()
         if item is _END:
@@ -207,7 +211,8 @@ class BackgroundIterator:
             self._thread.join()
             raise StopIteration
         if type(item) is _Failure:
-            self._at, self._taken = item.state, 0
+            state, error, self._taken = item.state
+            self._at = (state, error)
             raise item.error
         self._taken += 1
         return item
