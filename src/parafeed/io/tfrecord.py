@@ -12,6 +12,7 @@ reader then moves past the damage, so ``ignore_errors()`` can skip it.
 
 from __future__ import annotations
 
+import copy
 import os
 import struct
 import zlib
@@ -234,10 +235,9 @@ class TFRecordFileReader(DatasetIterator):
 
     def _get_state(self) -> dict:
         """The stream offset of the next record to return (a corrupt record not yet reported is read again)."""
-        pending = list(self._ready)
-        self._ready = iter(pending)
+        pending = sum(16 + len(r) for r in copy.copy(self._ready))  # a copy of the iterator, not of the records
         if pending or self._error is not None:
-            return {"offset": self._ready_end - sum(16 + len(r) for r in pending)}
+            return {"offset": self._ready_end - pending}
         return {"offset": self._base + self._pos}
 
     def _set_state(self, state: dict) -> None:
