@@ -68,20 +68,21 @@ class PositionMarks:
         """The source's position as it was when the marks began: ``(state, error)``."""
         return self._state
 
-    def mark(self) -> tuple:
-        """The position before the next hand-over: ``(state, error, elements produced since that state)``."""
-        if self._since and self._state[0] is not None and time.perf_counter() - self._taken_at >= self._every:
-            self.reset()
-        return (*self._state, self._since)
-
-    def advance(self, n: int) -> None:
-        """``n`` more elements were produced."""
-        self._since += n
+    def mark(self, produced: int) -> tuple:
+        """The position before the next hand-over, ``produced`` elements after the last one's mark:
+        ``(state, error, elements produced since that state)``."""
+        since = self._since = self._since + produced
+        if since and (not self._every or time.perf_counter() - self._taken_at >= self._every):
+            return self.reset()
+        return (*self._state, since)
 
     def reset(self) -> tuple:
         """Take the source's state now (after an error, which a restore cannot skip over): ``(state, error, 0)``."""
-        self._state = snapshot(self._source) if self._state[0] is not None else self._state
-        self._since, self._taken_at = 0, time.perf_counter()
+        if self._state[0] is not None:
+            self._state = snapshot(self._source)
+        self._since = 0
+        if self._every:
+            self._taken_at = time.perf_counter()
         return (*self._state, 0)
 
 

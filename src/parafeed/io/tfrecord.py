@@ -12,7 +12,8 @@ reader then moves past the damage, so ``ignore_errors()`` can skip it.
 
 from __future__ import annotations
 
-import copy
+import itertools
+import operator
 import os
 import struct
 import zlib
@@ -162,6 +163,8 @@ class TFRecordFileReader(DatasetIterator):
         self._pos = 0
         self._base = 0  # stream offset of self._buf[0]
         self._ready: Iterator[bytes] = iter(())
+        self._framed: list[bytes] = []  # the records _ready hands out
+        self._tails: list[int] | None = None  # bytes framed from each of them to _ready_end (made when a state asks)
         self._ready_end = 0  # stream offset where the framed records in _ready end
         self._error: DataLossError | None = None  # raised once the records framed before it are out
         self._eof = False
@@ -185,7 +188,7 @@ class TFRecordFileReader(DatasetIterator):
             elif status == FRAME_BAD_LENGTH_CRC:
                 self._error = self._resync(offset)
             if records or self._error is not None:
-                self._ready = iter(records)
+                self._framed, self._tails, self._ready = records, None, iter(records)
                 return next(self)
             if not self._read_more():
                 break
@@ -235,9 +238,13 @@ class TFRecordFileReader(DatasetIterator):
 
     def _get_state(self) -> dict:
         """The stream offset of the next record to return (a corrupt record not yet reported is read again)."""
-        pending = sum(16 + len(r) for r in copy.copy(self._ready))  # a copy of the iterator, not of the records
-        if pending or self._error is not None:
-            return {"offset": self._ready_end - pending}
+        left = operator.length_hint(self._ready)  # records framed, not yet returned (no copy of them)
+        if left:
+            if self._tails is None:
+                self._tails = list(itertools.accumulate(16 + len(r) for r in reversed(self._framed)))[::-1]
+            return {"offset": self._ready_end - self._tails[len(self._framed) - left]}
+        if self._error is not None:
+            return {"offset": self._ready_end}
         return {"offset": self._base + self._pos}
 
     def _set_state(self, state: dict) -> None:

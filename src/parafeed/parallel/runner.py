@@ -52,7 +52,7 @@ class _Shared:
 
 def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, executor: Any) -> None:
     watch_stop(lambda: shared.stop)
-    seq = index = 0
+    seq = index = produced = 0
     try:
         while True:
             with shared.cond:
@@ -62,7 +62,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, execut
                     return
                 shared.in_flight += 1
             chunk, error, ended = [], None, False
-            before = marks.mark()
+            before = marks.mark(produced)
             for _ in range(shared.chunk):
                 try:
                     chunk.append(next(parent))
@@ -72,7 +72,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, execut
                 except Exception as err:
                     error = err
                     break
-            marks.advance(len(chunk))
+            produced = len(chunk)
             if chunk:
                 shared.starts[seq] = index
                 shared.states[seq] = before
@@ -85,7 +85,7 @@ def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, execut
                 with shared.cond:
                     shared.in_flight += 1
                 shared.starts[seq] = index
-                shared.states[seq] = marks.reset()
+                shared.states[seq], produced = marks.reset(), 0
                 shared.upstream.add(seq)
                 shared.results.put((seq, [(False, error)], 0.0))
                 seq, error = seq + 1, None  # hold no exception while waiting
@@ -227,8 +227,7 @@ class ParallelMapIterator(DatasetIterator):
         self._next_seq += 1
         outcomes, _ = self._done.pop(seq)
         first = self._first = self._base + shared.starts.pop(seq)
-        state, error, self._since = shared.states.pop(seq)
-        self._at, self._taken = (state, error), 0
+        self._at, self._taken = shared.states.pop(seq), 0
         if seq in shared.upstream:
             shared.upstream.discard(seq)
             outcomes = [(False, _Passthrough(outcomes[0][1]))]
@@ -281,8 +280,8 @@ class ParallelMapIterator(DatasetIterator):
                 f"get_state(): {self._step} with deterministic=False hands out elements as they finish, so no "
                 "position marks what was delivered; use deterministic=True (the default) to checkpoint"
             )
-        at, error = self._at
-        return {**position(at, self._since + self._taken, error), "index": self._first + self._taken}
+        at, error, since = self._at
+        return {**position(at, since + self._taken, error), "index": self._first + self._taken}
 
     def _set_state(self, state: dict) -> None:
         if self._shared is not None or self._serial is not None:
@@ -299,7 +298,7 @@ class ParallelMapIterator(DatasetIterator):
         parallelism = self._tuner.value if self._tuner is not None else self._max
         chunk = task_size(self._per_element, self._target) if self._per_element else 1
         marks = PositionMarks(self._parent, throttled=self._order_fixed)
-        self._at, self._since, self._taken, self._first = marks.first, 0, 0, self._index
+        self._at, self._taken, self._first = (*marks.first, 0), 0, self._index
         shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
         self._executor = self._make_executor(self._max, shared.results)

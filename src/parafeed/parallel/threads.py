@@ -111,9 +111,10 @@ def _produce(source: Any, marks: PositionMarks, out: queue.Queue, stop: threadin
     ``stop``). After an error it goes on, as a serial iterator would.
     """
     watch_stop(stop.is_set)
+    produced = 0  # elements in the last hand-over
     try:
         while not stop.is_set():
-            items: list = [marks.mark()]
+            items: list = [marks.mark(produced)]
             started = 0.0
             while len(items) <= chunk:
                 if limit is not None:
@@ -134,8 +135,8 @@ def _produce(source: Any, marks: PositionMarks, out: queue.Queue, stop: threadin
                     started = now
                 elif now - started >= CHUNK_SECONDS:
                     break
-            if type(items[-1]) is not _Failure:  # (a failure's mark is taken after it)
-                marks.advance(len(items) - 1 - (items[-1] is _END))
+            # (a failure's mark is taken after it)
+            produced = 0 if type(items[-1]) is _Failure else len(items) - 1 - (items[-1] is _END)
             while not stop.is_set():
                 try:
                     out.put(items, timeout=0.05)
@@ -165,8 +166,8 @@ class BackgroundIterator:
         self._done = False
         self._items: collections.deque = collections.deque()
         marks = PositionMarks(source, throttled=order_fixed)
-        self._at: tuple = marks.first  # the source's state (state, error) before the current hand-over ...
-        self._taken = 0  # ... and how many of its items were produced after that state and taken
+        self._at: tuple = (*marks.first, 0)  # the mark of the current hand-over (state, error, produced since) ...
+        self._taken = 0  # ... and how many of its items were taken
         self._thread = threading.Thread(
             target=_produce, args=(source, marks, self._queue, self._stop, limit, chunk), name=name, daemon=True
         )
@@ -201,8 +202,7 @@ class BackgroundIterator:
             if self._done:
                 raise StopIteration
             items = self._queue.get()
-            state, error, self._taken = items[0]
-            self._at = (state, error)
+            self._at, self._taken = items[0], 0
             self._items.extend(items[1:])
         item = self._items.popleft()
         if item is _END:
@@ -211,8 +211,7 @@ class BackgroundIterator:
             self._thread.join()
             raise StopIteration
         if type(item) is _Failure:
-            state, error, self._taken = item.state
-            self._at = (state, error)
+            self._at, self._taken = item.state, 0
             raise item.error
         self._taken += 1
         return item
@@ -220,8 +219,8 @@ class BackgroundIterator:
     def get_state(self) -> dict:
         """The consumer's position: the source's state before the current hand-over and the items taken since
         (see :func:`parafeed.checkpoint.seek`)."""
-        at, error = self._at
-        return position(at, self._taken, error)
+        at, error, since = self._at
+        return position(at, since + self._taken, error)
 
     def close(self) -> None:
         """Stop the thread (the source is closed by it) without waiting for a slow ``next`` to return."""
