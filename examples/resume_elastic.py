@@ -38,8 +38,8 @@ def replica(workdir: str, replicas: int, rank: int, stop_at: int | None, restart
     files = sorted(os.path.join(workdir, f) for f in os.listdir(workdir) if f.endswith(".tfrecord"))
     checkpoint = os.path.join(workdir, "checkpoint.json")
     first_epoch, state = 0, None
-    if restart:  # go on after the samples the last checkpoint covers (a new job must not read its own checkpoints)
-        with open(checkpoint) as f:
+    if restart:  # go on after the samples the last checkpoint of the killed job covers
+        with open(os.path.join(workdir, "restart-from.json")) as f:  # (not this job's own, written as it runs)
             saved = json.load(f)
         first_epoch, state = saved["epoch"], saved["state"]
     epochs = pf.checkpoint.Epochs(pipeline(files, replicas, rank), state)
@@ -109,7 +109,8 @@ def main() -> None:
                 w.write(int(i).to_bytes(4, "little"))
     stop_at = 6
     run_job(workdir, replicas=4, stop_at=stop_at, restart=False)
-    with open(os.path.join(workdir, "checkpoint.json")) as f:
+    os.replace(os.path.join(workdir, "checkpoint.json"), os.path.join(workdir, "restart-from.json"))
+    with open(os.path.join(workdir, "restart-from.json")) as f:  # what the new job starts from
         state = json.load(f)["state"]
     print(f"job 1: 4 replicas killed after step {stop_at}; last checkpoint: step {state['steps']}, "
           f"{state['samples']} samples of the global order")  # fmt: skip

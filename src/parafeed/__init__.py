@@ -7,7 +7,7 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import checkpoint, distribute, errors, experimental, image, io, train
+from parafeed import checkpoint, distribute, errors, image, io, train
 from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.dtypes import (
     bool,
@@ -42,10 +42,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    if name == "adapters":  # loaded on first use: the adapters import nothing heavy until called
+    if name in ("adapters", "experimental"):  # loaded on first use, to keep `import parafeed` fast
         import importlib
 
-        return importlib.import_module("parafeed.adapters")
+        return importlib.import_module(f"parafeed.{name}")
     from parafeed.missing import TOP, missing
 
     raise missing("parafeed", TOP, name)
