@@ -218,10 +218,10 @@ class Dataset:
         return f"{self!r} (a parafeed Dataset: Keras and tf.distribute take `ds.to_tf()`)"
 
     def __getattr__(self, name: str) -> Any:  # only for names not found: tf.data API parafeed lacks says so
+        if name.startswith("_"):  # private names (hasattr checks on hot paths): no import, no message
+            raise AttributeError(name)
         from parafeed.missing import DATASET, missing
 
-        if name.startswith("_"):
-            raise AttributeError(name)
         raise missing(type(self).__name__, DATASET, name)
 
     # ------------------------------------------------------------------ sources
