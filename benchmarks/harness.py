@@ -33,19 +33,23 @@ def run(candidates: dict[str, Callable[[], int]], runs: int = 5, warmup: bool = 
     return rates
 
 
-def report(key: str, title: str, rates: dict[str, list[float]], unit: str, baseline: str = "tf.data") -> str:
-    """Print and save (in docs/benchmarks.md, section ``key``) a markdown table of medians and ratios."""
+def report(key: str, title: str, rates: dict[str, list[float]], unit: str, baseline: str = "tf.data",
+           shares: dict[str, float] | None = None) -> str:  # fmt: skip
+    """Print and save (in docs/benchmarks.md, section ``key``) a markdown table of medians and ratios; ``shares``
+    adds a column per ``title: rate`` giving each median as a share of that rate (e.g. a limit measured in the run)."""
     base = statistics.median(rates[baseline]) if baseline in rates else None
+    shares = shares or {}
     lines = [
         f"### {title}",
         "",
-        f"| library | median {unit} | min | max | vs {baseline} |",
-        "|---|---:|---:|---:|---:|",
+        f"| library | median {unit} | min | max | vs {baseline} |" + "".join(f" of {s} |" for s in shares),
+        "|---|---:|---:|---:|---:|" + "---:|" * len(shares),
     ]
     for name, values in rates.items():
         med = statistics.median(values)
         ratio = f"{med / base:.2f}x" if base else "n/a"
-        lines.append(f"| {name} | {_fmt(med)} | {_fmt(min(values))} | {_fmt(max(values))} | {ratio} |")
+        cells = "".join(f" {med / limit:.0%} |" for limit in shares.values())
+        lines.append(f"| {name} | {_fmt(med)} | {_fmt(min(values))} | {_fmt(max(values))} | {ratio} |{cells}")
     lines += ["", f"{len(next(iter(rates.values())))} runs each, interleaved; {_machine()}.", ""]
     table = "\n".join(lines)
     print(table)

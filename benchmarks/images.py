@@ -2,7 +2,9 @@
 -> float32 / 255 -> batch 64, images/s.
 
 parafeed and tf.data read the TFRecord shards; PyTorch's DataLoader and Grain, which cannot read TFRecord, get the
-same records from memory and decode them with the same libraries as parafeed (2 workers each).
+same records from memory and decode them with the same libraries as parafeed (2 workers each). The limits: the
+per-image work alone (decode, resize, /255) on one bare thread and on two, measured in the same run; every row's
+share of them is printed.
 Usage: python benchmarks/images.py [--runs 5] [--data bench-data]
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,11 +29,16 @@ def main() -> None:
     args = parser.parse_args()
     paths = workloads.make_photo_shards(os.path.join(args.data, "photos"))
     candidates = {}
-    for make in (workloads.parafeed_images, workloads.tf_images, workloads.torch_images, workloads.grain_images):
+    for make in (workloads.image_limits, workloads.parafeed_images, workloads.tf_images, workloads.torch_images,
+                 workloads.grain_images):  # fmt: skip
         candidates.update(make(paths))
     rates = harness.run(candidates, runs=args.runs)
+    limits = {
+        "two bare threads": statistics.median(rates["two bare threads"]),
+        "2 x one thread": 2 * statistics.median(rates["one bare thread"]),
+    }
     harness.report("images", "P5 images: TFRecord -> parse -> decode JPEG -> resize 224 -> /255 -> batch 64", rates,
-                   "images/s", baseline="tf.data (AUTOTUNE)")  # fmt: skip
+                   "images/s", baseline="tf.data (AUTOTUNE)", shares=limits)  # fmt: skip
 
 
 if __name__ == "__main__":

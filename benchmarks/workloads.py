@@ -136,9 +136,37 @@ def parafeed_images(paths: list[str]) -> dict:
         image = pf.image.resize(pf.image.decode_jpeg(example["image"], channels=3), IMAGE_SIZE)
         return image / 255.0, example["label"]
 
-    ds = pf.TFRecordDataset(paths, num_parallel_reads=4).map(preprocess, num_parallel_calls=pf.AUTOTUNE)
-    ds = ds.batch(IMAGE_BATCH).prefetch(pf.AUTOTUNE)
-    return {"parafeed (threads, AUTOTUNE)": lambda: sum(len(y) for _, y in ds)}
+    def build(**kwargs):
+        ds = pf.TFRecordDataset(paths, num_parallel_reads=4).map(preprocess, num_parallel_calls=pf.AUTOTUNE, **kwargs)
+        return ds.batch(IMAGE_BATCH).prefetch(pf.AUTOTUNE)
+
+    threads, processes = build(), build(executor="process")
+    return {
+        "parafeed (threads, AUTOTUNE)": lambda: sum(len(y) for _, y in threads),
+        "parafeed (processes, AUTOTUNE)": lambda: sum(len(y) for _, y in processes),
+    }
+
+
+def image_limits(paths: list[str]) -> dict:
+    """The per-image work alone (decode, resize, /255 on JPEG bytes parsed beforehand, results dropped) on one bare
+    thread and on two: what the machine can do at best, measured in the same run as the libraries."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import parafeed as pf
+
+    spec = {"image": pf.io.FixedLenFeature([], "string")}
+    jpegs = [pf.io.parse_single_example(r, spec)["image"] for r in _records(paths)]
+
+    def work(part: list) -> int:
+        for jpeg in part:
+            pf.image.resize(pf.image.decode_jpeg(jpeg, channels=3), IMAGE_SIZE) / 255.0
+        return len(part)
+
+    pool = ThreadPoolExecutor(2)
+    return {
+        "one bare thread": lambda: work(jpegs),
+        "two bare threads": lambda: sum(pool.map(work, [jpegs[0::2], jpegs[1::2]])),
+    }
 
 
 def tf_images(paths: list[str]) -> dict:

@@ -141,12 +141,13 @@ class Dataset:
         """
         return type(self)._element_spec is not Dataset._element_spec and all(p._static_shapes() for p in self._parents)
 
-    def _iter(self) -> DatasetIterator:
-        """This node's iterator in the current scope (parents call this, not ``_make_iterator``)."""
+    def _iter(self, **how: Any) -> DatasetIterator:
+        """This node's iterator in the current scope (parents call this, not ``_make_iterator``); ``how`` goes to
+        ``_make_iterator`` (a fused step's request, e.g. ``map``'s ``rows``)."""
         run = current_scope().run
         if run is None or run.stats is None:
-            return self._make_iterator()
-        return run.stats.wrap(self, self._make_iterator)
+            return self._make_iterator(**how)
+        return run.stats.wrap(self, lambda: self._make_iterator(**how))
 
     # ------------------------------------------------------------------ inspection
 

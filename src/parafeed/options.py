@@ -142,9 +142,11 @@ class ThreadingOptions(_OptionGroup):
 
 
 class OptimizationOptions(_OptionGroup):
-    """``options.experimental_optimization``: accepted for tf.data compatibility, without effect. parafeed does not
-    rewrite pipelines: what tf.data's optimizer fuses or parallelizes is already one step (``map`` then ``batch``
-    costs no extra copy) or is set by you (``num_parallel_calls``)."""
+    """``options.experimental_optimization``: ``map_and_batch_fusion`` (on unless set to False, or unless
+    ``apply_default_optimizations`` is False, as in tf.data) runs ``map`` then ``batch`` as one step
+    (:mod:`parafeed.ops.map_and_batch`: a map's error fails its whole batch). The other fields are accepted without
+    effect: parafeed does not rewrite pipelines, and what tf.data's optimizer parallelizes is set by you
+    (``num_parallel_calls``)."""
 
     _FIELDS: ClassVar[dict[str, Any]] = dict.fromkeys(
         ("apply_default_optimizations", "filter_fusion", "filter_parallelization", "inject_prefetch",
@@ -152,7 +154,11 @@ class OptimizationOptions(_OptionGroup):
          "map_parallelization", "noop_elimination", "parallel_batch", "shuffle_and_repeat_fusion"),
         bool,
     )  # fmt: skip
-    _IGNORED = frozenset(_FIELDS)
+    _IGNORED = frozenset(_FIELDS) - {"map_and_batch_fusion", "apply_default_optimizations"}
+
+    def fuses_map_and_batch(self) -> bool:
+        default = self.apply_default_optimizations is not False  # type: ignore[attr-defined]
+        return default if self.map_and_batch_fusion is None else self.map_and_batch_fusion  # type: ignore[attr-defined]
 
 
 class Options(_OptionGroup):

@@ -12,7 +12,8 @@ from parafeed.checkpoint.positions import position, snapshot
 from parafeed.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.graph import BATCHING
-from parafeed.iterator import DatasetIterator
+from parafeed.iterator import DatasetIterator, current_options
+from parafeed.ops.map import MapDataset
 from parafeed.ops.stacking import concat_rows, row_count, slice_rows, split_rows, stack_elements
 from parafeed.ragged import RaggedTensorSpec
 from parafeed.structure import TensorSpec, batch_spec, flatten, unbatch_spec
@@ -35,7 +36,13 @@ class BatchDataset(Dataset):
             ragged = ragged_batch_iterator(self._parents[0], self.batch_size, self.drop_remainder)
             if ragged is not None:
                 return ragged
-        return _BatchIterator(self._parents[0]._iter(), self.batch_size, self.drop_remainder)
+        parent = self._parents[0]
+        if isinstance(parent, MapDataset) and current_options().experimental_optimization.fuses_map_and_batch():
+            from parafeed.ops.map_and_batch import BatchRows, MapAndBatchIterator
+
+            rows = BatchRows(self.batch_size)
+            return MapAndBatchIterator(parent._iter(rows=rows), rows, self.drop_remainder)
+        return _BatchIterator(parent._iter(), self.batch_size, self.drop_remainder)
 
     def _element_spec(self) -> Any:
         return batch_spec(self._parents[0].element_spec, self.batch_size if self.drop_remainder else None)

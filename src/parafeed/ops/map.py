@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parafeed import graph
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
@@ -12,8 +12,11 @@ from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import InvalidArgumentError
 from parafeed.functions import element_fn, fn_name, to_result, user_error
 from parafeed.graph import ONE_TO_ONE, REORDERING
-from parafeed.iterator import DatasetIterator, current_options
+from parafeed.iterator import DatasetIterator, current_options, resolve_deterministic
 from parafeed.options import EXECUTORS
+
+if TYPE_CHECKING:
+    from parafeed.ops.map_and_batch import BatchRows
 
 THREAD_TASK_SECONDS = 0.005  # target duration of one task: amortises the hand-off, keeps workers balanced
 PROCESS_TASK_SECONDS = 0.01
@@ -48,14 +51,28 @@ class MapDataset(Dataset):
     def order_fixed(self) -> bool:  # type: ignore[override]
         return self._deterministic is not False
 
-    def _make_iterator(self) -> DatasetIterator:
+    def _make_iterator(self, rows: BatchRows | None = None) -> DatasetIterator:
+        """``rows``: a fused ``batch`` that the results go to; worker threads write them into it when the order of
+        results is fixed (:mod:`parafeed.ops.map_and_batch`)."""
         parent = self._parents[0]._iter()
         apply = element_fn(self._fn, self._what)
         if self._num_parallel_calls is None:
             return _MapIterator(parent, self._fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
-        if (self._executor or current_options().resolve("executor")) == "process":
+        executor = self._executor or current_options().resolve("executor")
+        if rows is not None and executor == "thread" and resolve_deterministic(self._deterministic):
+            from parafeed.ops.map_and_batch import Numbered, placing
+            from parafeed.parallel.threads import thread_executor_factory
+
+            fn = placing(apply, rows)
+            return ParallelMapIterator(
+                Numbered(parent), fn=fn, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+                deterministic=True, make_executor=thread_executor_factory(fn), task_seconds=THREAD_TASK_SECONDS,
+                make_serial=lambda numbered, index: self._serial_iterator(numbered.inner, index), depth=8,
+                order_fixed=graph.order_fixed(self._parents[0]),
+            )  # fmt: skip
+        if executor == "process":
             from parafeed.parallel.processes import process_executor_factory
 
             return ParallelMapIterator(

@@ -1,0 +1,190 @@
+"""``map`` then ``batch``, fused as tf.data fuses them by default (``map_and_batch_fusion``): a batch is the unit.
+
+Two things follow, as in tf.data:
+
+* **Errors.** A batch is ``batch_size`` consecutive input elements whatever happens: an error in one of them is
+  raised for the whole batch (its other rows are dropped) and the next batch starts at the next boundary. With
+  ``options.experimental_optimization.map_and_batch_fusion = False`` the next batch starts right after the failing
+  element instead, as ``batch()`` over any other step does.
+* **Rows written where they are made.** A result is copied into its row of the batch by the thread that computed it,
+  while it is still in that core's cache, and its memory is free at once for the next result; stacking a batch
+  afterwards would read every row again from main memory. Results whose leaves are NumPy arrays (or scalars) of one
+  shape and dtype, in batches of at least :data:`parafeed.buffers.MIN_BYTES`, are written in place (by the map's
+  worker threads when its order is fixed, else by the batch as each result arrives); anything else is stacked
+  exactly as ``batch()`` stacks it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from parafeed import buffers
+from parafeed.errors import WorkerError
+from parafeed.iterator import DatasetIterator
+from parafeed.ops.stacking import stack_elements
+from parafeed.structure import flatten, pack_as, same_structure
+
+
+
+class Placed:
+    """What a result written into its row is replaced by (its size kept for the pipeline's statistics)."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
+
+_NUMERIC = frozenset("biufc")
+
+
+class BatchRows:
+    """Batches filled in place: result ``i`` (counted from the start of the run, or from a restored position) goes
+    to row ``i % size`` of batch ``i // size``, written by whichever thread made it."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.enabled = True  # off for the run once a result is too small for in-place writing to pay
+        self._lock = threading.Lock()
+        self._open: dict[int, tuple[Any, list[np.ndarray]]] = {}  # batch number -> (first result, leaf buffers)
+
+    def place(self, i: int, result: Any) -> Any:
+        """Write ``result`` into its row and return a :class:`Placed`, or return ``result`` where it cannot be."""
+        if not self.enabled:
+            return result
+        leaves = [result] if type(result) is np.ndarray else flatten(result) if isinstance(result, (tuple, dict)) else ()
+        if not leaves or not all(
+            (type(x) is np.ndarray or isinstance(x, np.generic)) and x.dtype.kind in _NUMERIC for x in leaves
+        ):
+            return result
+        number, row = divmod(i, self.size)
+        with self._lock:
+            batch = self._open.get(number)
+            if batch is None:
+                if sum(x.nbytes for x in leaves) * self.size < buffers.MIN_BYTES:
+                    self.enabled = False
+                    return result
+                batch = self._open[number] = (
+                    result, [buffers.empty((self.size, *x.shape), x.dtype) for x in leaves]
+                )  # fmt: skip
+        first, bufs = batch
+        if first is not result and not same_structure(first, result):
+            return result
+        for buf, x in zip(bufs, leaves):
+            if x.shape != buf.shape[1:] or x.dtype != buf.dtype:
+                return result  # batch() decides (it may promote dtypes, or name the mismatch)
+        for buf, x in zip(bufs, leaves):
+            buf[row] = x
+        return Placed(sum(x.nbytes for x in leaves))
+
+    def take(self, number: int, rows: list, step: str) -> Any:
+        """Batch ``number`` from its rows (:class:`Placed`, or results to stack), and forget it."""
+        with self._lock:
+            batch = self._open.pop(number, None)
+        if batch is None:
+            return stack_elements(rows, step)
+        first, bufs = batch
+        n = len(rows)
+        if all(type(r) is Placed for r in rows):
+            leaves = [b if n == self.size else b[:n] for b in bufs]
+            return leaves[0] if type(first) is np.ndarray else pack_as(first, leaves)
+        placed = [b[:n] for b in bufs]
+        elements = [
+            (placed[0][j] if type(first) is np.ndarray else pack_as(first, [b[j] for b in placed]))
+            if type(r) is Placed else r
+            for j, r in enumerate(rows)
+        ]  # fmt: skip
+        return stack_elements(elements, step)
+
+    def drop(self, number: int) -> None:
+        with self._lock:
+            self._open.pop(number, None)
+
+
+class Numbered(DatasetIterator):
+    """The map's input with each element's number, for workers writing results into :class:`BatchRows`. An input
+    error takes a number too (the map hands it on as one outcome). Its state is its input's: numbering restarts at 0
+    when a state is restored (a fused batch saves states only between batches)."""
+
+    def __init__(self, parent: DatasetIterator):
+        super().__init__(parent)
+        self.inner = parent
+        self._count = 0
+
+    def __next__(self) -> tuple[int, Any]:
+        i = self._count
+        self._count = i + 1
+        try:
+            return i, next(self.inner)
+        except StopIteration:
+            self._count = i
+            raise
+
+    def skip(self, n: int) -> int:
+        return self.inner.skip(n)  # only while restoring, before numbering starts
+
+    def get_state(self) -> dict:
+        return self.inner.get_state()
+
+    def set_state(self, state: dict) -> None:
+        self.inner.set_state(state)
+        self._count = 0
+
+
+def placing(fn: Any, rows: BatchRows) -> Any:
+    """``fn`` for :class:`Numbered` input: its result written into its row where it can be."""
+
+    def apply(numbered: tuple[int, Any]) -> Any:
+        return rows.place(numbered[0], fn(numbered[1]))
+
+    return apply
+
+
+class MapAndBatchIterator(DatasetIterator):
+    """Batches of a map's results, ``batch_size`` input elements each, errors raised for the whole batch."""
+
+    def __init__(self, parent: DatasetIterator, rows: BatchRows, drop_remainder: bool):
+        super().__init__(parent)
+        self._parent = parent
+        self._rows = rows
+        self._size = rows.size
+        self._drop_remainder = drop_remainder
+        self._number = 0  # batches taken since the start (or the restored position)
+
+    def __next__(self) -> Any:
+        got, error, place, size = [], None, self._rows.place, self._size
+        base = self._number * size
+        n = 0
+        while n < size:
+            try:
+                x = next(self._parent)
+            except StopIteration:
+                break
+            except WorkerError:
+                raise
+            except Exception as err:
+                error = error or err
+                x = None
+            n += 1
+            got.append(x if type(x) is Placed or error is not None else place(base + n - 1, x))
+        number = self._number
+        if n == 0 or (self._drop_remainder and n < size):
+            self._rows.drop(number)
+            raise StopIteration
+        self._number += 1
+        if error is not None:
+            self._rows.drop(number)
+            raise error
+        return self._rows.take(number, got, "batch()")
+
+    def _step_name(self) -> str:
+        return "Batch"  # the same state as an unfused batch: a checkpoint restores with fusion on or off
+
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state()}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._number = 0
