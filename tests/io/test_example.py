@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError, ParseError
 from parafeed.io import example_columns
-from tests.helpers import assert_elements_equal
 
 SPEC = {
     "x": pf.io.FixedLenFeature([4], "float32"),

@@ -28,7 +28,6 @@ from parafeed.ops.stacking import stack_elements
 from parafeed.structure import flatten, pack_as, same_structure
 
 
-
 class Placed:
     """What a result written into its row is replaced by (its size kept for the pipeline's statistics)."""
 
@@ -36,6 +35,7 @@ class Placed:
 
     def __init__(self, nbytes: int):
         self.nbytes = nbytes
+
 
 _NUMERIC = frozenset("biufc")
 
@@ -54,7 +54,8 @@ class BatchRows:
         """Write ``result`` into its row and return a :class:`Placed`, or return ``result`` where it cannot be."""
         if not self.enabled:
             return result
-        leaves = [result] if type(result) is np.ndarray else flatten(result) if isinstance(result, (tuple, dict)) else ()
+        nested = isinstance(result, (tuple, dict))
+        leaves = [result] if type(result) is np.ndarray else flatten(result) if nested else ()
         if not leaves or not all(
             (type(x) is np.ndarray or isinstance(x, np.generic)) and x.dtype.kind in _NUMERIC for x in leaves
         ):
