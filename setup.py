@@ -13,6 +13,13 @@ setup(
             ["src/parafeed/_native.c"],
             extra_compile_args=["-O3", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
-        )
+        ),
+        Extension(  # decode_and_crop_jpeg: libjpeg-turbo's partial decoding (the system's libjpeg-turbo, >= 1.5)
+            "parafeed._jpeg",
+            ["src/parafeed/_jpeg.c"],
+            libraries=["jpeg"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-clobbered"],
+            optional=True,
+        ),
     ]
 )

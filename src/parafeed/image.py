@@ -22,6 +22,7 @@ from parafeed.errors import InvalidArgumentError
 __all__ = [
     "central_crop",
     "convert_image_dtype",
+    "decode_and_crop_jpeg",
     "decode_image",
     "decode_jpeg",
     "decode_png",
@@ -109,6 +110,53 @@ def decode_jpeg(
     except ValueError as err:
         raise InvalidArgumentError(f"{step}: not a valid JPEG ({len(data)} bytes): {err}") from None
     return image if image.ndim == 3 else image[:, :, None]
+
+
+def decode_and_crop_jpeg(
+    contents: bytes,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1,
+    dct_method: str = "",
+) -> np.ndarray:
+    """Decode only ``crop_window = [y, x, height, width]`` of a JPEG to ``uint8 (height, width, C)`` (like
+    tf.image.decode_and_crop_jpeg, and the same pixels: rows above the window are skipped without the inverse DCT,
+    columns outside it are not decoded, rows below it are not read). The window is in the coordinates of the image
+    after ``ratio``; the other arguments are :func:`decode_jpeg`'s.
+    """
+    step = "decode_and_crop_jpeg()"
+    data = _check_bytes(step, contents)
+    channels = _channels_arg(step, channels, (0, 1, 3))
+    if ratio not in (1, 2, 4, 8):
+        raise InvalidArgumentError(f"{step}: `ratio` must be 1, 2, 4 or 8, got {ratio}")
+    window = np.asarray(crop_window).reshape(-1)
+    if window.size != 4 or window.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"{step}: `crop_window` must be 4 integers [y, x, height, width], got {crop_window}")
+    y, x, height, width = (int(v) for v in window)
+    try:
+        from parafeed import _jpeg
+    except ImportError:
+        raise InvalidArgumentError(
+            f"{step}: parafeed was installed without its libjpeg-turbo extension (parafeed._jpeg); install the "
+            "libjpeg-turbo headers (e.g. apt install libjpeg-turbo8-dev or libjpeg62-turbo-dev) and reinstall "
+            "parafeed, or decode the whole image with decode_jpeg() and slice it"
+        ) from None
+    try:
+        pixels, shape = _jpeg.decode_crop(
+            data, y, x, height, width, channels, ratio, dct_method != "INTEGER_ACCURATE", fancy_upscaling,
+            not try_recover_truncated,
+        )  # fmt: skip
+    except ValueError as err:
+        raise InvalidArgumentError(f"{step}: not a valid JPEG ({len(data)} bytes): {err}") from None
+    if pixels is None:
+        raise InvalidArgumentError(
+            f"{step}: crop window [y={y}, x={x}, height={height}, width={width}] does not fit in the "
+            f"{shape[0]}x{shape[1]} image (height x width after ratio {ratio}); height and width must be > 0"
+        )
+    return np.frombuffer(pixels, np.uint8).reshape(shape)
 
 
 def decode_png(contents: bytes, channels: int = 0, dtype: Any = np.uint8) -> np.ndarray:

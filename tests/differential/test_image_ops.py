@@ -57,6 +57,54 @@ def test_decode_jpeg_min_size_uses_the_smallest_dct_scale_that_fits():
     assert pfi.decode_jpeg(data, min_size=(201, 100)).shape[:2] == (400, 600)  # full size
 
 
+def gray_jpeg(img):
+    return cv2.imencode(".jpg", cv2.cvtColor(img[:, :, ::-1], cv2.COLOR_BGR2GRAY))[1].tobytes()
+
+
+@pytest.mark.parametrize("subsampling", ["420", "422", "444", "gray"])
+def test_decode_and_crop_jpeg_gives_tf_pixels(subsampling):
+    img = photo(157, 211, seed=3)
+    if subsampling == "gray":
+        data = gray_jpeg(img)
+    else:
+        flag = {"420": cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420, "422": cv2.IMWRITE_JPEG_SAMPLING_FACTOR_422,
+                "444": cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444}[subsampling]  # fmt: skip
+        data = cv2.imencode(".jpg", img[:, :, ::-1], [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, flag])[1].tobytes()
+    rng = np.random.default_rng(7)
+    for ratio in (1, 2, 4):
+        height, width = -(-157 // ratio), -(-211 // ratio)
+        for channels in (0, 1, 3):
+            for fancy in (True, False):
+                y, x = int(rng.integers(0, height - 1)), int(rng.integers(0, width - 1))
+                window = [y, x, int(rng.integers(1, height - y + 1)), int(rng.integers(1, width - x + 1))]
+                args = dict(channels=channels, ratio=ratio, fancy_upscaling=fancy)
+                expected = tf.image.decode_and_crop_jpeg(data, window, **args).numpy()
+                actual = pfi.decode_and_crop_jpeg(data, window, **args)
+                assert actual.shape == expected.shape and actual.dtype == np.uint8, (window, args)
+                assert np.array_equal(actual, expected), (window, args)  # same partial decoding, same pixels
+    whole = [0, 0, 157, 211]
+    assert np.array_equal(pfi.decode_and_crop_jpeg(data, whole), pfi.decode_jpeg(data))
+
+
+def test_decode_and_crop_jpeg_errors_name_the_window_and_the_data():
+    data = jpeg(photo())
+    for window in ([0, 0, 121, 10], [100, 150, 10, 11], [0, 0, 0, 5], [-1, 0, 5, 5]):
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.image.decode_and_crop_jpeg(data, window)
+        with pytest.raises(pf.errors.InvalidArgumentError, match=r"does not fit in the 120x160 image"):
+            pfi.decode_and_crop_jpeg(data, window)
+    with pytest.raises(pf.errors.InvalidArgumentError, match="4 integers"):
+        pfi.decode_and_crop_jpeg(data, [0, 0, 5])
+    with pytest.raises(pf.errors.InvalidArgumentError, match="not a valid JPEG"):
+        pfi.decode_and_crop_jpeg(data[:200], [0, 0, 10, 10])
+    with pytest.raises(pf.errors.InvalidArgumentError, match="not a valid JPEG"):
+        pfi.decode_and_crop_jpeg(b"not a jpeg at all", [0, 0, 1, 1])
+    truncated = data[: len(data) * 2 // 3]  # the window's rows are past the end: found while decoding
+    with pytest.raises(pf.errors.InvalidArgumentError, match="Premature end of JPEG file"):
+        pfi.decode_and_crop_jpeg(truncated, [100, 0, 20, 20])
+    assert pfi.decode_and_crop_jpeg(truncated, [100, 0, 20, 20], try_recover_truncated=True).shape == (20, 20, 3)
+
+
 @pytest.mark.parametrize("channels", [0, 1, 3, 4])
 def test_decode_png(channels):
     rgb = photo()
