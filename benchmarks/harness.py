@@ -34,9 +34,10 @@ def run(candidates: dict[str, Callable[[], int]], runs: int = 5, warmup: bool = 
 
 
 def report(key: str, title: str, rates: dict[str, list[float]], unit: str, baseline: str = "tf.data",
-           shares: dict[str, float] | None = None) -> str:  # fmt: skip
+           shares: dict[str, float] | None = None, note: str = "") -> str:  # fmt: skip
     """Print and save (in docs/benchmarks.md, section ``key``) a markdown table of medians and ratios; ``shares``
-    adds a column per ``title: rate`` giving each median as a share of that rate (e.g. a limit measured in the run)."""
+    adds a column per ``title: rate`` giving each median as a share of that rate (e.g. a limit measured in the run);
+    ``note`` is printed under the table."""
     base = statistics.median(rates[baseline]) if baseline in rates else None
     shares = shares or {}
     lines = [
@@ -51,6 +52,8 @@ def report(key: str, title: str, rates: dict[str, list[float]], unit: str, basel
         cells = "".join(f" {med / limit:.0%} |" for limit in shares.values())
         lines.append(f"| {name} | {_fmt(med)} | {_fmt(min(values))} | {_fmt(max(values))} | {ratio} |{cells}")
     lines += ["", f"{len(next(iter(rates.values())))} runs each, interleaved; {_machine()}.", ""]
+    if note:
+        lines += [note, ""]
     table = "\n".join(lines)
     print(table)
     _save(key, table)

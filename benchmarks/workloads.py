@@ -241,3 +241,83 @@ def grain_images(paths: list[str]) -> dict:
         return sum(len(y) for _, y in ds)
 
     return {"Grain (2 workers)": epoch}
+
+
+# ---------------------------------------------------------------------------------------------- P5b JPEG decoding
+
+CROP = (94, 125, 188, 250)  # [y, x, height, width]: the central quarter of a 375 x 500 photo
+SMALL = (112, 112)  # a target much smaller than the photos: the decoder can work at 1/2 scale (250 x 188)
+
+
+def _jpegs(paths: list[str]) -> list[bytes]:
+    import parafeed as pf
+
+    spec = {"image": pf.io.FixedLenFeature([], "string")}
+    return [pf.io.parse_single_example(r, spec)["image"] for r in _records(paths)]
+
+
+def parafeed_jpeg_variants(paths: list[str]) -> dict:
+    """One thread each: decode-then-crop vs decoding only the window, and a full decode vs a 1/2-scale decode
+    before resizing to :data:`SMALL`."""
+    import parafeed as pf
+
+    jpegs = _jpegs(paths)
+    y, x, h, w = CROP
+
+    def each(fn):
+        return lambda: sum(1 for j in jpegs if fn(j) is not None)
+
+    return {
+        "parafeed decode_jpeg, then crop": each(lambda j: pf.image.decode_jpeg(j, channels=3)[y : y + h, x : x + w]),
+        "parafeed decode_and_crop_jpeg": each(lambda j: pf.image.decode_and_crop_jpeg(j, CROP, channels=3)),
+        "parafeed decode_jpeg + resize 112": each(
+            lambda j: pf.image.resize(pf.image.decode_jpeg(j, channels=3), SMALL)
+        ),
+        "parafeed decode_jpeg(min_size=112) + resize 112": each(
+            lambda j: pf.image.resize(pf.image.decode_jpeg(j, channels=3, min_size=SMALL), SMALL)
+        ),
+    }
+
+
+def tf_jpeg_variants(paths: list[str]) -> dict:
+    """The same in tf.data, on one thread as in parafeed's rows: a serial map over the JPEG bytes, with a private
+    thread pool of 1 and no map-and-batch fusion (which would otherwise run the map on ~1.7 cores here)."""
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return _missing("tensorflow")
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = 1
+    options.experimental_optimization.map_and_batch_fusion = False
+    jpegs = tf.data.Dataset.from_tensor_slices(_jpegs(paths))
+
+    def each(fn):
+        ds = jpegs.map(fn).batch(256).with_options(options)
+        return lambda: int(ds.reduce(0, lambda n, b: n + tf.shape(b)[0]))
+
+    return {
+        "tf.image.decode_and_crop_jpeg": each(lambda j: tf.image.decode_and_crop_jpeg(j, CROP, channels=3)),
+        "tf decode_jpeg + resize 112": each(lambda j: tf.image.resize(tf.io.decode_jpeg(j, channels=3), SMALL)),
+        "tf decode_jpeg(ratio=2) + resize 112": each(
+            lambda j: tf.image.resize(tf.io.decode_jpeg(j, channels=3, ratio=2), SMALL)
+        ),
+    }
+
+
+def jpeg_variant_differences(paths: list[str], count: int = 200) -> dict[str, float]:
+    """parafeed's outputs against tf.image's over the first ``count`` photos: the largest difference of the cropped
+    decode (0: bit-exact) and of the 1/2-scale decode + resize (against tf's ratio=2 decode + resize), and the mean
+    difference of the latter from tf's full decode + resize (decoding at a reduced scale is not bit-exact)."""
+    import tensorflow as tf
+
+    import parafeed as pf
+
+    crop, same_scale, full = 0, 0.0, []
+    for j in _jpegs(paths)[:count]:
+        ours = pf.image.decode_and_crop_jpeg(j, CROP, channels=3).astype(int)
+        crop = max(crop, int(np.abs(ours - tf.image.decode_and_crop_jpeg(j, CROP, channels=3).numpy()).max()))
+        small = pf.image.resize(pf.image.decode_jpeg(j, channels=3, min_size=SMALL), SMALL)
+        halved = tf.image.resize(tf.io.decode_jpeg(j, channels=3, ratio=2), SMALL).numpy()
+        same_scale = max(same_scale, float(np.abs(small - halved).max()))
+        full.append(float(np.abs(small - tf.image.resize(tf.io.decode_jpeg(j, channels=3), SMALL).numpy()).mean()))
+    return {"crop max": crop, "reduced max vs ratio=2": same_scale, "reduced mean vs full": float(np.mean(full))}
