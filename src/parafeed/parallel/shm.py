@@ -18,6 +18,10 @@ from collections.abc import Callable
 from multiprocessing import shared_memory
 from typing import Any
 
+import numpy as np
+
+from parafeed import buffers
+
 OUT_OF_BAND_MIN = 4096  # buffers smaller than this stay inside the pickle
 _HEADER = 64  # two u64 counters (bytes written, bytes consumed), padded to a cache line
 _COUNTERS = struct.Struct("<QQ")
@@ -78,7 +82,8 @@ class ShmRing:
         """The buffers written at ``position``, copied out of the ring (which then frees the space)."""
         total = sum(sizes)
         at = _HEADER + position % self.capacity
-        out = bytearray(self._shm.buf[at : at + total])
+        out = buffers.empty((total,), np.uint8)  # recycled memory for large results: no fresh pages to fault in
+        out[:] = np.frombuffer(self._shm.buf, np.uint8, total, at)
         struct.pack_into("<Q", self._shm.buf, 8, position + total)
         view, parts, offset = memoryview(out), [], 0
         for n in sizes:
