@@ -17,6 +17,7 @@ Two things follow, as in tf.data:
 from __future__ import annotations
 
 import threading
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -54,13 +55,15 @@ class BatchRows:
         """Write ``result`` into its row and return a :class:`Placed`, or return ``result`` where it cannot be."""
         if not self.enabled:
             return result
+        number, row = divmod(i, self.size)
         nested = isinstance(result, (tuple, dict))
         leaves = [result] if type(result) is np.ndarray else flatten(result) if nested else ()
         if not leaves or not all(
             (type(x) is np.ndarray or isinstance(x, np.generic)) and x.dtype.kind in _NUMERIC for x in leaves
         ):
+            if not self._open:  # the first results are not arrays: nothing to write in place in this run
+                self.enabled = False
             return result
-        number, row = divmod(i, self.size)
         with self._lock:
             batch = self._open.get(number)
             if batch is None:
@@ -155,10 +158,19 @@ class MapAndBatchIterator(DatasetIterator):
         self._number = 0  # batches taken since the start (or the restored position)
 
     def __next__(self) -> Any:
-        got, error, place, size = [], None, self._rows.place, self._size
+        got, error, size, rows = [], None, self._size, self._rows
         base = self._number * size
-        n = 0
-        while n < size:
+        while len(got) < size:
+            if not rows.enabled:  # results not written in place: take the rest at C speed
+                try:
+                    got.extend(islice(self._parent, size - len(got)))
+                except WorkerError:
+                    raise
+                except Exception as err:
+                    error = error or err
+                    got.append(None)  # the failed element's place
+                    continue
+                break  # the batch is full, or the input ended
             try:
                 x = next(self._parent)
             except StopIteration:
@@ -168,8 +180,8 @@ class MapAndBatchIterator(DatasetIterator):
             except Exception as err:
                 error = error or err
                 x = None
-            n += 1
-            got.append(x if type(x) is Placed or error is not None else place(base + n - 1, x))
+            got.append(x if type(x) is Placed or error is not None else rows.place(base + len(got), x))
+        n = len(got)
         number = self._number
         if n == 0 or (self._drop_remainder and n < size):
             self._rows.drop(number)
