@@ -60,19 +60,7 @@ class MapDataset(Dataset):
             return _MapIterator(parent, self._fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
-        executor = self._executor or current_options().resolve("executor")
-        if rows is not None and executor == "thread" and resolve_deterministic(self._deterministic):
-            from parafeed.ops.map_and_batch import Numbered, placing
-            from parafeed.parallel.threads import thread_executor_factory
-
-            fn = placing(apply, rows)
-            return ParallelMapIterator(
-                Numbered(parent), fn=fn, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
-                deterministic=True, make_executor=thread_executor_factory(fn), task_seconds=THREAD_TASK_SECONDS,
-                make_serial=lambda numbered, index: self._serial_iterator(numbered.inner, index), depth=8,
-                order_fixed=graph.order_fixed(self._parents[0]),
-            )  # fmt: skip
-        if executor == "process":
+        if (self._executor or current_options().resolve("executor")) == "process":
             from parafeed.parallel.processes import process_executor_factory
 
             return ParallelMapIterator(
@@ -82,10 +70,19 @@ class MapDataset(Dataset):
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
+        make_serial, deterministic = self._serial_iterator, self._deterministic
+        if rows is not None and resolve_deterministic(deterministic):  # workers write results into the batch
+            from parafeed.ops.map_and_batch import Numbered, placing
+
+            parent, apply, deterministic = Numbered(parent), placing(apply, rows), True
+
+            def make_serial(numbered: Numbered, index: int) -> DatasetIterator:
+                return self._serial_iterator(numbered.inner, index)
+
         return ParallelMapIterator(
             parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
-            deterministic=self._deterministic, make_executor=thread_executor_factory(apply),
-            task_seconds=THREAD_TASK_SECONDS, make_serial=self._serial_iterator, depth=8,
+            deterministic=deterministic, make_executor=thread_executor_factory(apply),
+            task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=8,
             order_fixed=graph.order_fixed(self._parents[0]),
         )  # fmt: skip
 
