@@ -65,6 +65,13 @@ def _channels_arg(step: str, channels: int | None, allowed: tuple[int, ...]) -> 
     return channels
 
 
+def _jpeg_args(step: str, contents: Any, channels: int, ratio: int) -> tuple[bytes, int]:
+    """The JPEG bytes and the channels asked for, checked (with ``ratio``) as tf.io.decode_jpeg checks them."""
+    if ratio not in (1, 2, 4, 8):
+        raise InvalidArgumentError(f"{step}: `ratio` must be 1, 2, 4 or 8, got {ratio}")
+    return _check_bytes(step, contents), _channels_arg(step, channels, (0, 1, 3))
+
+
 def decode_jpeg(
     contents: bytes,
     channels: int = 0,
@@ -89,10 +96,7 @@ def decode_jpeg(
     import simplejpeg
 
     step = "decode_jpeg()"
-    data = _check_bytes(step, contents)
-    channels = _channels_arg(step, channels, (0, 1, 3))
-    if ratio not in (1, 2, 4, 8):
-        raise InvalidArgumentError(f"{step}: `ratio` must be 1, 2, 4 or 8, got {ratio}")
+    data, channels = _jpeg_args(step, contents, channels, ratio)
     try:
         height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
         if channels == 0:
@@ -128,10 +132,7 @@ def decode_and_crop_jpeg(
     after ``ratio``; the other arguments are :func:`decode_jpeg`'s.
     """
     step = "decode_and_crop_jpeg()"
-    data = _check_bytes(step, contents)
-    channels = _channels_arg(step, channels, (0, 1, 3))
-    if ratio not in (1, 2, 4, 8):
-        raise InvalidArgumentError(f"{step}: `ratio` must be 1, 2, 4 or 8, got {ratio}")
+    data, channels = _jpeg_args(step, contents, channels, ratio)
     window = np.asarray(crop_window).reshape(-1)
     if window.size != 4 or window.dtype.kind not in "iu":
         raise InvalidArgumentError(f"{step}: `crop_window` must be 4 integers [y, x, height, width], got {crop_window}")
