@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,18 +26,26 @@ _kept = 0
 
 
 class _Block:
-    """Owner of a recycled buffer, exposed to NumPy through ``__array_interface__``."""
+    """Owner of a recycled buffer, exposed to NumPy through ``__array_interface__``; ``home(raw)`` takes the memory
+    back once no array uses it."""
 
-    __slots__ = ("__array_interface__", "_raw")
+    __slots__ = ("__array_interface__", "_home", "_raw")
 
-    def __init__(self, raw: np.ndarray, shape: tuple, dtype: np.dtype):
+    def __init__(self, raw: np.ndarray, shape: tuple, dtype: np.dtype, home: Callable[[np.ndarray], None]):
         self._raw = raw
+        self._home = home
         self.__array_interface__ = {
             "shape": shape, "typestr": dtype.str, "descr": dtype.descr, "data": (raw.ctypes.data, False), "version": 3,
         }  # fmt: skip
 
     def __del__(self) -> None:
-        _give_back(self._raw)
+        self._home(self._raw)
+
+
+def recycled(raw: np.ndarray, shape: tuple, dtype: Any, home: Callable[[np.ndarray], None]) -> np.ndarray:
+    """An array of ``shape`` and ``dtype`` over ``raw`` (bytes, C-contiguous); ``home(raw)`` is called when the
+    last array or view using it is garbage-collected."""
+    return np.asarray(_Block(raw, tuple(shape), np.dtype(dtype), home))
 
 
 def _give_back(raw: np.ndarray) -> None:
@@ -62,4 +71,4 @@ def empty(shape: tuple, dtype: Any) -> np.ndarray:
             _kept -= nbytes
     if raw is None:
         raw = np.empty(nbytes, np.uint8)
-    return np.asarray(_Block(raw, tuple(shape), dtype))
+    return recycled(raw, shape, dtype, _give_back)

@@ -94,3 +94,14 @@ def test_closing_removes_the_name_at_once():
     assert not os.path.exists(f"/dev/shm/{name}")
     owner.write([memoryview(b"still mapped")], never)
     owner.close()
+
+
+def test_a_large_pickle_goes_through_the_ring_so_the_pipe_never_fills(ring):
+    reader = ShmRing(name=ring.name)
+    try:
+        records = [bytes([k]) * 9000 for k in range(3)]  # bytes are pickled in band: 27 KB of pickle
+        message = encode(records, ring, never)
+        assert message[0] is None and message[1] is not None  # only the ring's place goes through the pipe
+        assert decode(message, reader) == records
+    finally:
+        reader.close()

@@ -52,29 +52,33 @@ class MapDataset(Dataset):
         return self._deterministic is not False
 
     def _make_iterator(self, rows: BatchRows | None = None) -> DatasetIterator:
-        """``rows``: a fused ``batch`` that the results go to; worker threads write them into it when the order of
-        results is fixed (:mod:`parafeed.ops.map_and_batch`)."""
+        """``rows``: a fused ``batch`` that the results go to; worker threads (or processes) write them into it when
+        the order of results is fixed (:mod:`parafeed.ops.map_and_batch`)."""
         parent = self._parents[0]._iter()
         apply = element_fn(self._fn, self._what)
         if self._num_parallel_calls is None:
             return _MapIterator(parent, self._fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
+        fused = rows is not None and resolve_deterministic(self._deterministic)
+        if fused:  # results are written into the batch: the input numbers its elements
+            from parafeed.ops.map_and_batch import Numbered, placing
+
+            parent = Numbered(parent)
         if (self._executor or current_options().resolve("executor")) == "process":
             from parafeed.parallel.processes import process_executor_factory
 
             return ParallelMapIterator(
                 parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
-                deterministic=self._deterministic, make_executor=process_executor_factory(self, apply),
-                task_seconds=PROCESS_TASK_SECONDS, depth=2, order_fixed=graph.order_fixed(self._parents[0]),
+                deterministic=self._deterministic, task_seconds=PROCESS_TASK_SECONDS, depth=4,
+                make_executor=process_executor_factory(self, apply, rows if fused else None),
+                order_fixed=graph.order_fixed(self._parents[0]),
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
         make_serial, deterministic = self._serial_iterator, self._deterministic
-        if rows is not None and resolve_deterministic(deterministic):  # workers write results into the batch
-            from parafeed.ops.map_and_batch import Numbered, placing
-
-            parent, apply, deterministic = Numbered(parent), placing(apply, rows), True
+        if fused:
+            apply, deterministic = placing(apply, rows), True
 
             def make_serial(numbered: Numbered, index: int) -> DatasetIterator:
                 return self._serial_iterator(numbered.inner, index)

@@ -3,7 +3,8 @@
 Each direction of each worker has a :class:`ShmRing`: a single-producer, single-consumer byte ring in a
 ``multiprocessing.shared_memory`` segment. An element is pickled with protocol 5 and its large buffers (NumPy array
 data) are taken out of band and written into the ring; only the small pickle and the buffers' place in the ring go
-through the pipe. The reader copies the buffers out once, into memory the arrays then own, and frees the ring space.
+through the pipe. A large pickle (``bytes`` and ``str`` are pickled in band: a chunk of TFRecord records) goes into
+the ring as well: in the pipe it would block the sender until the worker, still busy with its last task, read it. The reader copies the buffers out once, into memory the arrays then own, and frees the ring space.
 """
 
 from __future__ import annotations
@@ -109,20 +110,36 @@ class _Attached:
     process owns and unlinks it; Python < 3.13 has no ``track=False``)."""
 
     def __init__(self, name: str):
-        import _posixshmem
-
-        fd = _posixshmem.shm_open("/" + name.lstrip("/"), os.O_RDWR, mode=0o600)
-        try:
-            self.size = os.fstat(fd).st_size
-            self._mmap = mmap.mmap(fd, self.size)
-        finally:
-            os.close(fd)
+        self._mmap = map_segment(name)
+        self.size = len(self._mmap)
         self.name = name
         self.buf = memoryview(self._mmap)
 
     def close(self) -> None:
         self.buf.release()
         self._mmap.close()
+
+
+def map_segment(name: str, create: int = 0) -> mmap.mmap:
+    """A mapping of the shared memory segment ``name``; with ``create``, a new segment of that many bytes (the caller
+    removes it with :func:`unlink_segment`). The mapping lasts until the ``mmap`` and every array on it are gone."""
+    import _posixshmem
+
+    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+    fd = _posixshmem.shm_open("/" + name.lstrip("/"), flags, mode=0o600)
+    try:
+        if create:
+            os.ftruncate(fd, create)
+        return mmap.mmap(fd, create or os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
+def unlink_segment(name: str) -> None:
+    import _posixshmem
+
+    with contextlib.suppress(FileNotFoundError):
+        _posixshmem.shm_unlink("/" + name.lstrip("/"))
 
 
 def _attach(name: str) -> Any:
@@ -133,7 +150,8 @@ def _attach(name: str) -> Any:
 
 
 def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> tuple:
-    """A small message for ``obj``: its pickle, with large buffers placed in ``ring``."""
+    """A small message for ``obj``: its pickle, with large buffers placed in ``ring``; a large pickle (``bytes``
+    and ``str`` are pickled in band) goes into the ring too, so the message never fills the pipe and blocks."""
     buffers: list[memoryview] = []
 
     def out_of_band(buffer: pickle.PickleBuffer) -> bool:
@@ -143,13 +161,27 @@ def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> tuple:
         buffers.append(raw)
         return False
 
-    payload = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
-    if not buffers:
+    payload = _dumps(obj, out_of_band, buffers.clear)
+    if len(payload) < OUT_OF_BAND_MIN and not buffers:
         return (payload, None, None)
-    if sum(b.nbytes for b in buffers) > ring.capacity // 2:  # too big for the ring: one pickled copy instead
-        return (pickle.dumps(obj, protocol=5), None, None)
+    if len(payload) + sum(b.nbytes for b in buffers) > ring.capacity // 2:  # too big: one pickled copy instead
+        return (_dumps(obj), None, None)
+    if len(payload) >= OUT_OF_BAND_MIN:
+        position, sizes = ring.write([memoryview(payload), *buffers], should_stop)
+        return (None, position, sizes)
     position, sizes = ring.write(buffers, should_stop)
     return (payload, position, sizes)
+
+
+def _dumps(obj: Any, buffer_callback: Any = None, retrying: Callable[[], None] = lambda: None) -> bytes:
+    """``obj`` pickled; by cloudpickle when pickle cannot (a class defined in a function goes by value)."""
+    try:
+        return pickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        import cloudpickle
+
+        retrying()
+        return cloudpickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)
 
 
 def decode(message: tuple, ring: ShmRing) -> Any:
@@ -157,4 +189,7 @@ def decode(message: tuple, ring: ShmRing) -> Any:
     payload, position, sizes = message
     if position is None:
         return pickle.loads(payload)
-    return pickle.loads(payload, buffers=ring.read(position, sizes))
+    parts = ring.read(position, sizes)
+    if payload is None:
+        payload, parts = parts[0], parts[1:]
+    return pickle.loads(payload, buffers=parts)

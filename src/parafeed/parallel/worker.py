@@ -2,7 +2,9 @@
 
 Started by :mod:`parafeed.parallel.processes` as a fresh interpreter (no fork of a process that may run threads,
 no re-run of the user's main script). The first message on the connection is ``(sys.path, cloudpickled function)``;
-then each message is a task ``(seq, encoded chunk)``, answered with ``(seq, encoded outcomes, seconds)``. ``None``
+then each message is a task ``(seq, encoded chunk, places, forget)``, answered with ``(seq, encoded outcomes,
+seconds)``: ``places`` is None or, for each element, where its result goes in a shared batch
+(:mod:`parafeed.parallel.shared_batches`), and ``forget`` names shared batches removed since the last task. ``None``
 or a closed connection ends the worker; it also ends when its parent process goes away.
 """
 
@@ -33,11 +35,13 @@ def pack_error(err: BaseException) -> tuple[bytes, str]:
 def serve(conn: Connection, in_name: str, out_name: str) -> None:
     import cloudpickle
 
+    from parafeed.parallel.shared_batches import Attachments
     from parafeed.parallel.shm import RingClosed, ShmRing, decode, encode
     from parafeed.parallel.threads import run_chunk
 
     parent = os.getppid()
     in_ring, out_ring = ShmRing(name=in_name), ShmRing(name=out_name)
+    attachments = Attachments()
 
     def orphaned() -> bool:
         return os.getppid() != parent
@@ -53,8 +57,14 @@ def serve(conn: Connection, in_name: str, out_name: str) -> None:
                 break
             if message is None:
                 break
-            seq, encoded = message
-            outcomes, seconds = run_chunk(fn, decode(encoded, in_ring))
+            seq, encoded, places, forget = message
+            attachments.forget(forget)
+            chunk = decode(encoded, in_ring)
+            if places is None:
+                outcomes, seconds = run_chunk(fn, chunk)
+            else:
+                outcomes, seconds = run_chunk(attachments.placing(fn), list(zip(chunk, places)))
+            del chunk
             outcomes = [(ok, value if ok else pack_error(value)) for ok, value in outcomes]
             try:
                 conn.send((seq, encode(outcomes, out_ring, orphaned), seconds))
