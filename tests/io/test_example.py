@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError, ParseError
-from parafeed.io import example_columns
+from parafeed.io import example, example_columns
 
 SPEC = {
     "x": pf.io.FixedLenFeature([4], "float32"),
@@ -54,6 +54,43 @@ def test_native_and_protobuf_decoders_agree():
         # equal values, NaN where NaN: a flipped bit can make a signalling NaN, which the protobuf path quiets on
         # its way through a Python float (the C path keeps the bits, as TensorFlow does)
         np.testing.assert_array_equal(a.values, b.values)
+
+
+FIXED = {
+    "x": pf.io.FixedLenFeature([4], "float32"),
+    "label": pf.io.FixedLenFeature([], "int64", default_value=-1),
+    "id": pf.io.FixedLenFeature([], "string", default_value=b""),
+    "pair": pf.io.FixedLenFeature([2], "string", default_value=[b"a", b"b"]),  # unhashable: no fast path
+}
+
+
+def assert_same_element(a, b):
+    assert list(a) == list(b)
+    for key in a:
+        assert type(a[key]) is type(b[key]), key
+        if isinstance(a[key], np.ndarray):
+            assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, key
+            assert a[key].flags.writeable == b[key].flags.writeable, key
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+@pytest.mark.parametrize("keys", [["x", "label", "id"], ["x", "label", "id", "pair"], ["id"], ["label"]])
+def test_single_example_is_the_batch_of_one(keys):
+    """parse_single_example's fast path (all FixedLenFeature) gives what parse_example gives for a batch of one,
+    for records where a feature is missing (defaults), has another size (an error) or all is there."""
+    features = {k: FIXED[k] for k in keys}
+    assert (example._single_plan(features) is None) == ("pair" in keys)  # the fast path is what is tested
+    records = [record(i) for i in range(6)] + [pf.io.serialize_example({"pair": [b"p", b"q"], "x": [1.0] * 4,
+                                                                        "id": b"z", "label": 3})]  # fmt: skip
+    for r in records:
+        try:
+            want = {k: v[0] for k, v in pf.io.parse_example([r], features).items()}
+        except InvalidArgumentError as err:
+            with pytest.raises(InvalidArgumentError, match=str(err).split(":")[0]):
+                pf.io.parse_single_example(r, features)
+            continue
+        assert_same_element(pf.io.parse_single_example(r, dict(features)), want)  # an equal dict: the same plan
+        assert_same_element(pf.io.parse_single_example(r, features), want)
 
 
 def test_single_example_and_sequence_example():

@@ -19,9 +19,12 @@ from parafeed.io.example_columns import (
     Column,
     actual_type,
     decode_message,
+    decode_single,
     feature_values,
     make_column,
+    native_decoder,
     read_columns,
+    wire_kinds,
 )
 from parafeed.io.example_proto import message_classes
 from parafeed.io.feature_specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, numpy_dtype
@@ -228,8 +231,70 @@ def parse_single_example(serialized: bytes, features: Mapping[str, Any]) -> dict
     """Parse one serialized tf.train.Example (like tf.io.parse_single_example): arrays without the batch dimension."""
     if not isinstance(serialized, bytes):
         raise ParseError(f"parse_single_example: `serialized` must be bytes, got {type(serialized).__name__}")
+    plan = _single_plan(features)
+    if plan is not None:
+        parsed = plan.parse(serialized)
+        if parsed is not None:
+            return parsed
     parsed = parse_example([serialized], features)
     return {key: _unbatch(value) for key, value in parsed.items()}
+
+
+class _SinglePlan:
+    """The fast path of :func:`parse_single_example` when every feature is a FixedLenFeature (the usual image and
+    label records): one call to the C decoder and no batch dimension to add and remove. Any record it does not
+    handle as such (a feature missing or of another size, unusual encodings) takes the general path, which decides
+    what to return or raise."""
+
+    def __init__(self, specs: dict[str, FixedLenFeature]):
+        self.keys = tuple(specs)
+        self.wire_keys = tuple(k.encode() for k in specs)
+        self.kinds = wire_kinds([spec.dtype for spec in specs.values()])
+        self.fields = [
+            (spec.shape, spec.size, np.int64(spec.size).tobytes(), None if spec.dtype == "string" else
+             np.dtype("<f4" if spec.dtype == "float32" else np.int64))
+            for spec in specs.values()
+        ]  # fmt: skip
+
+    def parse(self, serialized: bytes) -> dict[str, Any] | None:
+        columns = decode_single(serialized, self.wire_keys, self.kinds)
+        if columns is None:
+            return None
+        out = {}
+        for key, (shape, size, count, dtype), (counts, values) in zip(self.keys, self.fields, columns):
+            if counts != count:
+                return None
+            if dtype is not None:
+                array = np.frombuffer(values, dtype)
+                out[key] = array.reshape(shape) if shape else array[0]
+            elif shape:
+                array = np.empty(size, STRING)
+                array[:] = values
+                out[key] = array.reshape(shape)
+            else:
+                out[key] = values[0]
+        return out
+
+
+_plans: dict[tuple, _SinglePlan | None] = {}  # the features' items -> their plan
+
+
+def _single_plan(features: Mapping[str, Any]) -> _SinglePlan | None:
+    """The fast path's plan for ``features``, made once for equal features (a parse function often builds its
+    features dict anew for each record, as TensorFlow's guides do)."""
+    try:
+        key = tuple(features.items())
+        return _plans[key]
+    except KeyError:
+        pass
+    except (TypeError, AttributeError):  # unhashable (a list as default value), or not a mapping: no fast path
+        return None
+    specs = _prepare(features, "parse_single_example")
+    plan = _SinglePlan(specs) if all(type(s) is FixedLenFeature for s in specs.values()) and native_decoder() else None
+    if len(_plans) >= 64:
+        _plans.clear()
+    _plans[key] = plan
+    return plan
 
 
 def _unbatch(value: Any) -> Any:

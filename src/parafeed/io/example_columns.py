@@ -41,10 +41,24 @@ def read_columns(serialized: Sequence[bytes], keys: list[str], dtypes: list[str]
     return _columns_native(serialized, keys, dtypes) or _columns_protobuf(serialized, keys, dtypes)
 
 
+def native_decoder() -> bool:
+    return _native is not None
+
+
+def wire_kinds(dtypes: list[str]) -> bytes:
+    """The C decoder's codes for feature dtypes."""
+    return bytes(_KINDS[d] for d in dtypes)
+
+
+def decode_single(serialized: bytes, keys: tuple[bytes, ...], kinds: bytes) -> tuple | None:
+    """``(counts, values)`` per key of one example from the C decoder (None: it leaves this one to protobuf)."""
+    return _native.decode_examples((serialized,), keys, kinds)
+
+
 def _columns_native(serialized: Sequence[bytes], keys: list[str], dtypes: list[str]) -> list[Column] | None:
     if _native is None:
         return None
-    out = _native.decode_examples(serialized, tuple(k.encode() for k in keys), bytes(_KINDS[d] for d in dtypes))
+    out = _native.decode_examples(serialized, tuple(k.encode() for k in keys), wire_kinds(dtypes))
     if out is None:
         return None
     columns = []
