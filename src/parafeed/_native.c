@@ -15,6 +15,20 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A new bytes object holding a copy of p[0:n]; large copies run without the GIL, so other threads go on meanwhile
+ * (the caller keeps the source alive and unchanged: a buffer it holds a view of, or an immutable bytes object). */
+#define COPY_WITHOUT_GIL (64 * 1024)
+static PyObject *copy_bytes(const char *p, Py_ssize_t n) {
+    if (n < COPY_WITHOUT_GIL) return PyBytes_FromStringAndSize(p, n);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, n);
+    if (b == NULL) return NULL;
+    char *out = PyBytes_AS_STRING(b);
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(out, p, (size_t)n);
+    Py_END_ALLOW_THREADS
+    return b;
+}
+
 /* ---------------------------------------------------------------------------------------------- frame_records */
 
 static const uint32_t MASK_DELTA = 0xa282ead8u;
@@ -93,7 +107,7 @@ static PyObject *frame_records(PyObject *self, PyObject *args) {
             }
         }
         if (size - pos < 16 || length > (uint64_t)(size - pos - 16)) break; /* incomplete (at EOF: truncated) */
-        PyObject *rec = PyBytes_FromStringAndSize((const char *)h + 12, (Py_ssize_t)length);
+        PyObject *rec = copy_bytes((const char *)h + 12, (Py_ssize_t)length);
         if (rec == NULL) goto fail;
         if (verify) {
             uint32_t c;
@@ -227,7 +241,7 @@ static int decode_list(int kind, Column *c, Reader *list, int64_t *count) {
             Reader s;
             if (wt != 2 || read_bytes(list, &s) < 0) return DECODE_SLOW;
             if (c != NULL) {
-                PyObject *b = PyBytes_FromStringAndSize((const char *)s.p, s.end - s.p);
+                PyObject *b = copy_bytes((const char *)s.p, s.end - s.p);
                 if (b == NULL) return DECODE_ERROR;
                 int rc = PyList_Append(c->bytes, b);
                 Py_DECREF(b);
@@ -402,8 +416,11 @@ static PyObject *decode_examples(PyObject *self, PyObject *args) {
     PyObject *serialized, *keys;
     Py_buffer kinds;
     if (!PyArg_ParseTuple(args, "OO!y*", &serialized, &PyTuple_Type, &keys, &kinds)) return NULL;
-    PyObject *seq = PySequence_Fast(serialized, "decode_examples: serialized must be a sequence of bytes");
+    /* a tuple of its own holds the records alive while large values are copied without the GIL */
+    PyObject *seq = PySequence_Tuple(serialized);
     if (seq == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError))
+            PyErr_SetString(PyExc_TypeError, "decode_examples: serialized must be a sequence of bytes");
         PyBuffer_Release(&kinds);
         return NULL;
     }

@@ -96,6 +96,14 @@ class ByteStream:
             self._compressed_read += len(raw) - len(left)
         return out
 
+    def readinto(self, view: memoryview) -> int:
+        """Read up to ``len(view)`` more bytes into ``view``; the number read (0 once the stream is over)."""
+        if self._inflate is None and self._file is not None:
+            return self._file.readinto(view) or 0
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()

@@ -126,12 +126,12 @@ def _frame_python(buf: bytes, pos: int, crc: Callable | None, max_records: int) 
     size = len(buf)
     while len(records) < max_records and size - pos >= 12:
         length, length_crc = _HEADER.unpack_from(buf, pos)
-        if crc is not None and mask(crc(buf[pos : pos + 8])) != length_crc:
+        if crc is not None and mask(crc(bytes(buf[pos : pos + 8]))) != length_crc:
             return records, pos, FRAME_BAD_LENGTH_CRC, 0
         end = pos + 16 + length
         if end > size:
             break
-        record = buf[pos + 12 : end - 4]
+        record = bytes(buf[pos + 12 : end - 4])
         if crc is not None and mask(crc(record)) != _U32.unpack_from(buf, end - 4)[0]:
             return records, pos, FRAME_BAD_DATA_CRC, length
         records.append(record)
@@ -159,7 +159,8 @@ class TFRecordFileReader(DatasetIterator):
         self._source = ByteStream(path, compression, "TFRecordDataset")
         self._chunk = buffer_size
         self._crc = _crc32c() if verify else None
-        self._buf = b""
+        self._buf: bytes | np.ndarray = b""  # bytes read, not all framed yet (a view of _memory)
+        self._memory = np.empty(0, np.uint8)
         self._pos = 0
         self._base = 0  # stream offset of self._buf[0]
         self._ready: Iterator[bytes] = iter(())
@@ -262,20 +263,29 @@ class TFRecordFileReader(DatasetIterator):
         self._base = self._ready_end = offset
 
     def _read_more(self, keep: bool = False) -> bool:
-        """Append more of the stream to the buffer (dropping consumed bytes unless ``keep``); False at its end."""
+        """Append more of the stream to the buffer (dropping consumed bytes unless ``keep``); False at its end.
+
+        The buffer (``_buf``, a view of ``_memory``) is read into in place: the same memory serves every read, with
+        the bytes not framed yet moved to its front, so reading costs no fresh pages and no concatenation."""
         if self._eof:
             return False
-        want = self._chunk
-        if len(self._buf) - self._pos >= 12:  # the header is verified: read the whole record at once
-            want = max(want, min(16 + _HEADER.unpack_from(self._buf, self._pos)[0], 64 << 20))
-        data = self._source.read(want)
-        if not data:
+        start = 0 if keep else self._pos
+        rest = len(self._buf) - start
+        memory = self._memory
+        want = self._chunk  # a record longer than the buffer comes in several reads, the buffer doubling
+        if len(memory) < rest + want:
+            memory = np.empty(max(rest + want, 2 * len(memory)), np.uint8)
+            memory[:rest] = np.frombuffer(self._buf, np.uint8, rest, start)
+        elif start and rest:
+            memory[:rest] = memory[start : start + rest].copy()  # overlapping: through a copy
+        self._memory = memory
+        got = self._source.readinto(memoryview(memory)[rest : rest + want])
+        if not keep:
+            self._base, self._pos = self._base + start, 0
+        self._buf = memory[: rest + got]
+        if not got:
             self._eof = True
             return False
-        if not keep:
-            self._base += self._pos
-            self._buf, self._pos = self._buf[self._pos :], 0
-        self._buf += data
         return True
 
     def _resync(self, offset: int) -> DataLossError:
@@ -285,7 +295,7 @@ class TFRecordFileReader(DatasetIterator):
             pass
         buf = self._buf
         for p in range(start + 1, min(len(buf), start + _RESYNC_WINDOW) - 11):
-            if mask(crc(buf[p : p + 8])) == _U32.unpack_from(buf, p + 8)[0]:
+            if mask(crc(bytes(buf[p : p + 8]))) == _U32.unpack_from(buf, p + 8)[0]:
                 self._pos = p
                 return DataLossError(
                     f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does "

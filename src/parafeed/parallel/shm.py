@@ -4,7 +4,8 @@ Each direction of each worker has a :class:`ShmRing`: a single-producer, single-
 ``multiprocessing.shared_memory`` segment. An element is pickled with protocol 5 and its large buffers (NumPy array
 data) are taken out of band and written into the ring; only the small pickle and the buffers' place in the ring go
 through the pipe. A large pickle (``bytes`` and ``str`` are pickled in band: a chunk of TFRecord records) goes into
-the ring as well: in the pipe it would block the sender until the worker, still busy with its last task, read it. The reader copies the buffers out once, into memory the arrays then own, and frees the ring space.
+the ring as well: in the pipe it would block the sender until the worker, still busy with its last task, read it.
+The reader copies the buffers out once, into memory the arrays then own, and frees the ring space.
 """
 
 from __future__ import annotations
