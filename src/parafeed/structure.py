@@ -98,6 +98,12 @@ _END = object()
 
 def same_structure(a: Any, b: Any, check_types: bool = True) -> bool:
     """Whether ``a`` and ``b`` have the same nesting (and, with ``check_types``, the same container types)."""
+    if type(a) is tuple and type(b) is tuple:  # the common case, plain tuples: leaves need no call each
+        return len(a) == len(b) and all(
+            same_structure(x, y, check_types)
+            for x, y in zip(a, b)
+            if isinstance(x, (tuple, dict)) or isinstance(y, (tuple, dict))
+        )
     a_nested, b_nested = isinstance(a, (tuple, dict)), isinstance(b, (tuple, dict))
     if a_nested != b_nested:
         return False

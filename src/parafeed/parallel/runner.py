@@ -234,7 +234,8 @@ class ParallelMapIterator(DatasetIterator):
         self._current = collections.deque(enumerate(outcomes, start=first))
         with shared.cond:
             shared.in_flight -= 1
-            shared.cond.notify()
+            if shared.in_flight <= shared.limit - (shared.limit + 1) // 2:  # wake the feeder for several chunks
+                shared.cond.notify()
         if self._tuner is not None:
             self._tuner.record(len(outcomes), 0.0)
         return True
