@@ -34,9 +34,12 @@ class LeakCheck:
 
     def assert_clean(self, timeout: float = 30.0) -> None:
         """Polled until clean: only a leak waits the whole ``timeout`` (generous, for a loaded machine)."""
+        from parafeed.parallel.workers import release_spares
+
         deadline = time.time() + timeout
         while True:
             gc.collect()
+            release_spares()  # warm spare workers are kept on purpose, for the next pool: a leak is anything else
             now = (parafeed_threads(), child_pids(), shm_segments())
             leaked = (
                 [t for t in now[0] if t not in self.threads],

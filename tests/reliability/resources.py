@@ -121,11 +121,15 @@ class Resources:
 
 def baseline() -> Resources:
     """A snapshot to compare with later, taken once the process-wide helpers are up: multiprocessing's resource
-    tracker (a child process and a pipe, started by the first shared-memory segment, kept until exit)."""
+    tracker (a child process and a pipe, started by the first shared-memory segment, kept until exit), with no spare
+    workers."""
     from multiprocessing import resource_tracker
+
+    from parafeed.parallel.workers import release_spares
 
     resource_tracker.ensure_running()
     gc.collect()
+    release_spares()  # from a clean slate: no warm workers left by earlier tests
     return Resources.now()
 
 
@@ -135,9 +139,12 @@ def wait_until_released(baseline: Resources, timeout: float = 15.0, allow_childr
 
     ``seen_shm``: segments this process was seen mapping while it ran (they must no longer exist).
     """
+    from parafeed.parallel.workers import release_spares
+
     deadline = time.monotonic() + timeout
     while True:
         gc.collect()
+        release_spares()  # warm spare workers are kept on purpose, for the next pool: a leak is anything else
         now = Resources.now()
         extra = now.beyond(baseline, allow_children, seen_shm or set())
         if not extra:

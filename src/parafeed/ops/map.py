@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from parafeed import graph
 from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
-from parafeed.dataset import Dataset
+from parafeed.dataset import AUTOTUNE, Dataset
 from parafeed.elements import SCALAR_TYPES
 from parafeed.errors import InvalidArgumentError
 from parafeed.functions import element_fn, fn_name, to_result, user_error
@@ -41,6 +41,10 @@ class MapDataset(Dataset):
         if executor is not None and executor not in EXECUTORS:
             raise InvalidArgumentError(f"map(): `executor` must be one of {EXECUTORS}, got {executor!r}")
         self._executor = executor
+        if executor == "process" and num_parallel_calls is not None:  # warm workers for when iteration starts
+            from parafeed.parallel.workers import prestart
+
+            prestart(2 if num_parallel_calls == AUTOTUNE else num_parallel_calls)  # AUTOTUNE starts with 2
         self._what = f"map(): the result of {fn_name(self._fn)}"
 
     @property

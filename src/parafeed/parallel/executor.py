@@ -28,10 +28,13 @@ class Executor(Protocol):
     def submit(self, seq: int, chunk: list) -> None:
         """Run the function on every element of ``chunk`` (never blocks for long; the runner bounds the backlog)."""
 
+    def grow(self, workers: int) -> None:
+        """Run on ``workers`` workers at least from now on (AUTOTUNE raised the parallelism)."""
+
     def close(self) -> None:
         """Stop: no result is put after this returns; idempotent."""
 
 
 MakeExecutor = Callable[[int, "queue.SimpleQueue"], Executor]
-"""``make(workers, results)``: an executor of ``workers`` workers reporting on ``results``, called when a parallel
-step starts running."""
+"""``make(workers, results)``: an executor of ``workers`` workers (to start with) reporting on ``results``, called
+when a parallel step starts running."""

@@ -20,24 +20,20 @@ import contextlib
 import os
 import pickle
 import queue
-import socket
 import subprocess
-import sys
 import threading
 import time
 import weakref
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import Any
 
 from parafeed.errors import WorkerError
 from parafeed.ops.map_and_batch import BatchRows, Placed
 from parafeed.parallel.executor import FATAL, MakeExecutor
 from parafeed.parallel.shared_batches import SharedBatches
-from parafeed.parallel.shm import RingClosed, ShmRing, decode, encode
+from parafeed.parallel.shm import RingClosed, decode, encode
+from parafeed.parallel.workers import Worker, give_spares, stop_all, take_spares
 
-IN_RING_BYTES = 8 << 20
-OUT_RING_BYTES = 32 << 20
-START_TIMEOUT = 60.0
 _pools: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -48,86 +44,46 @@ class RemoteTraceback(Exception):
         return "\n\n" + self.args[0]
 
 
-class _Worker:
-    """One worker process, its connection and its two shared-memory rings."""
-
-    def __init__(self, index: int, init_message: tuple):
-        self.index = index
-        self.outstanding: dict[int, int] = {}  # seq -> number of elements
-        self.forget: list[str] = []  # shared batches removed since its last task (it unmaps them)
-        self.in_ring = ShmRing(IN_RING_BYTES)
-        self.out_ring = ShmRing(OUT_RING_BYTES)
-        ours, theirs = socket.socketpair()
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "parafeed.parallel.worker", str(theirs.fileno()), self.in_ring.name,
-                 self.out_ring.name],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, start_new_session=False, env=_worker_env(),
-            )  # fmt: skip
-        finally:
-            theirs.close()
-        self.conn = Connection(ours.detach())
-        self.conn.send(init_message)
-
-    def describe(self) -> str:
-        code = self.process.poll()
-        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
-        return f"worker process {self.index} (pid {self.process.pid}) {how}"
-
-    def stop(self) -> None:
-        """Ask the worker to exit, and remove the rings' names at once (its mappings stay valid until it exits)."""
-        with contextlib.suppress(OSError):
-            self.conn.send(None)
-        self.in_ring.unlink()
-        self.out_ring.unlink()
-
-    def reap(self, timeout: float) -> None:
-        """Wait for the stopped worker to exit (then kill it) and release the connection and the rings."""
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
-        self.conn.close()
-        self.in_ring.close()
-        self.out_ring.close()
-
-
-def _worker_env() -> dict[str, str]:
-    """The environment of a worker: this process's, with glibc told to keep freed memory (unless the user says
-    otherwise). A worker allocates and frees the same large arrays for every element; by default glibc gives that
-    memory back to the kernel each time, and faulting it in again was a third of the worker's time on P5."""
-    env = dict(os.environ)
-    env.setdefault("MALLOC_MMAP_THRESHOLD_", str(32 << 20))  # arrays up to 32 MiB come from the heap
-    env.setdefault("MALLOC_TRIM_THRESHOLD_", str(256 << 20))  # which keeps up to 256 MiB free before trimming
-    return env
-
-
 class ProcessPool:
     """Worker processes running one function; used by one run at a time."""
 
     def __init__(self, fn_blob: bytes, workers: int):
-        init = (list(sys.path), fn_blob)
+        self.fn_blob = fn_blob
         self.batches = SharedBatches()  # batches its workers write rows into (a fused batch)
-        self.workers: list[_Worker] = []
+        self.workers: list[Worker] = []
+        self.broken = False
+        self.owner = 0  # id() of the step it runs for
         try:
-            for i in range(workers):
-                self.workers.append(_Worker(i, init))
+            self.grow(workers)
         except BaseException:
             self.shutdown()
             raise
-        self.broken = False
-        self.owner = 0  # id() of the step it runs for
         _pools.add(self)
 
+    def grow(self, n: int) -> None:
+        """Have ``n`` workers at least: warm spares first, then new ones."""
+        missing = n - len(self.workers)
+        if missing <= 0:
+            return
+        new = take_spares(missing)
+        new += [Worker() for _ in range(missing - len(new))]
+        for w in new:
+            w.assign(len(self.workers), self.fn_blob)
+            self.workers.append(w)
+
     def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop the workers (politely, all at once, then by force) and free the shared memory."""
+        """Stop the workers and free the shared memory."""
         workers, self.workers = self.workers, []
-        for w in workers:
-            w.stop()
-        deadline = time.monotonic() + timeout
-        for w in workers:
-            w.reap(max(0.1, deadline - time.monotonic()))
+        stop_all(workers, timeout)
+        self.batches.close()
+
+    def retire(self) -> None:
+        """The pool's step is gone: its workers wait, warm, for the next pool (unless it broke)."""
+        if self.broken:
+            self.shutdown()
+            return
+        workers, self.workers = self.workers, []
+        give_spares(workers)
         self.batches.close()
 
     def drain(self, timeout: float) -> bool:
@@ -201,6 +157,12 @@ class ProcessExecutor:
             with self._lock:
                 worker.outstanding.pop(seq, None)
 
+    def grow(self, workers: int) -> None:
+        """Run on ``workers`` processes at least (AUTOTUNE asks for more as it finds they pay)."""
+        with self._lock:
+            if not self._stop.is_set():
+                self._pool.grow(workers)
+
     def _placed(self, seq: int, outcomes: list) -> list:
         """With rows, results a worker did not write (the first ones, which set the batches' layout) written here,
         as soon as they arrive: chunks submitted from then on are written by the workers."""
@@ -229,9 +191,11 @@ class ProcessExecutor:
 
 def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Event, lock: threading.Lock,
              wake: int, placed: Any) -> None:  # fmt: skip
-    by_conn = {w.conn: w for w in pool.workers}
+    by_conn: dict = {}
     while not stop.is_set():
-        for conn in wait([*by_conn, wake]):
+        if len(by_conn) != len(pool.workers):  # the pool grew (it never shrinks while it runs)
+            by_conn = {w.conn: w for w in pool.workers}
+        for conn in wait([*by_conn, wake], timeout=0.05):
             if conn == wake:
                 return
             worker = by_conn[conn]
@@ -288,11 +252,13 @@ class _IdlePools:
             if key not in self._steps:
                 self._steps.add(key)
                 weakref.finalize(step, self._forget, key)
-        if pool is not None and (pool.broken or len(pool.workers) != workers):
+        if pool is not None and pool.broken:
             pool.shutdown()
             pool = None
         if pool is None:
             pool = ProcessPool(cloudpickle.dumps(fn), workers)
+        else:
+            pool.grow(workers)
         pool.owner = key
         return pool
 
@@ -302,14 +268,14 @@ class _IdlePools:
             if keep:
                 self._idle[pool.owner] = pool
         if not keep:
-            pool.shutdown()
+            pool.retire()
 
     def _forget(self, key: int) -> None:
         with self._lock:
             self._steps.discard(key)
             pool = self._idle.pop(key, None)
         if pool is not None:
-            pool.shutdown()
+            pool.retire()
 
 
 _idle_pools = _IdlePools()

@@ -263,6 +263,9 @@ class ParallelMapIterator(DatasetIterator):
         if self._tuner is not None:
             self._tuner.record(0, waited)
             value = self._tuner.update()
+            if value > self._workers:  # processes are started as AUTOTUNE asks for them
+                self._workers = value
+                self._executor.grow(value)
             if value * self._depth != self._shared.limit:  # type: ignore[union-attr]
                 with self._shared.cond:  # type: ignore[union-attr]
                     self._shared.limit = value * self._depth  # type: ignore[union-attr]
@@ -302,7 +305,8 @@ class ParallelMapIterator(DatasetIterator):
         self._at, self._taken, self._first = (*marks.first, 0), 0, self._index
         shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
-        self._executor = self._make_executor(self._max, shared.results)
+        self._workers = parallelism
+        self._executor = self._make_executor(parallelism, shared.results)
         self._feeder = threading.Thread(
             target=_feed, args=(shared, self._parent, marks, self._executor), name="parafeed-feeder", daemon=True
         )

@@ -68,12 +68,17 @@ class ThreadExecutor:
 
     def __init__(self, fn: Callable[[Any], Any], workers: int, results: queue.SimpleQueue):
         self._tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self._threads = [
-            threading.Thread(target=_work, args=(self._tasks, results, fn), name="parafeed-map", daemon=True)
-            for _ in range(workers)
-        ]
-        for t in self._threads:
+        self._fn = fn
+        self._results = results
+        self._threads: list[threading.Thread] = []
+        self.grow(workers)
+
+    def grow(self, workers: int) -> None:
+        while len(self._threads) < workers:
+            t = threading.Thread(target=_work, args=(self._tasks, self._results, self._fn), name="parafeed-map",
+                                 daemon=True)  # fmt: skip
             t.start()
+            self._threads.append(t)
 
     def submit(self, seq: int, chunk: list) -> None:
         self._tasks.put((seq, chunk))

@@ -1,11 +1,12 @@
 """The worker process of the process executor: ``python -m parafeed.parallel.worker FD IN_RING OUT_RING``.
 
 Started by :mod:`parafeed.parallel.processes` as a fresh interpreter (no fork of a process that may run threads,
-no re-run of the user's main script). The first message on the connection is ``(sys.path, cloudpickled function)``;
-then each message is a task ``(seq, encoded chunk, places, forget)``, answered with ``(seq, encoded outcomes,
-seconds)``: ``places`` is None or, for each element, where its result goes in a shared batch
-(:mod:`parafeed.parallel.shared_batches`), and ``forget`` names shared batches removed since the last task. ``None``
-or a closed connection ends the worker; it also ends when its parent process goes away.
+no re-run of the user's main script). A message ``("init", sys.path, cloudpickled function)`` gives it the function
+to run (first, and again whenever it moves to a new pool); any other message is a task ``(seq, encoded chunk,
+places, forget)``, answered with ``(seq, encoded outcomes, seconds)``: ``places`` is None or, for each element,
+where its result goes in a shared batch (:mod:`parafeed.parallel.shared_batches`), and ``forget`` names shared
+batches removed since the last task. ``None`` or a closed connection ends the worker; it also ends when its parent
+process goes away.
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ def serve(conn: Connection, in_name: str, out_name: str) -> None:
     from parafeed.parallel.threads import run_chunk
 
     parent = os.getppid()
-    in_ring, out_ring = ShmRing(name=in_name), ShmRing(name=out_name)
+    try:
+        in_ring, out_ring = ShmRing(name=in_name), ShmRing(name=out_name)
+    except FileNotFoundError:  # stopped before it got this far (a spare not needed): nothing to do
+        return
     attachments = Attachments()
 
     def orphaned() -> bool:
         return os.getppid() != parent
 
+    fn = None
     try:
-        path, fn_blob = conn.recv()
-        sys.path[:] = path
-        fn = cloudpickle.loads(fn_blob)
         while True:
             try:
                 message = conn.recv()
@@ -57,6 +59,11 @@ def serve(conn: Connection, in_name: str, out_name: str) -> None:
                 break
             if message is None:
                 break
+            if message[0] == "init":  # a function to run from now on (the first one, or a new pool's)
+                _, path, fn_blob = message
+                sys.path[:] = path
+                fn, attachments = cloudpickle.loads(fn_blob), Attachments()
+                continue
             seq, encoded, places, forget = message
             attachments.forget(forget)
             chunk = decode(encoded, in_ring)

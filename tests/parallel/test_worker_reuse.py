@@ -1,0 +1,86 @@
+"""Worker processes started ahead, reused by the next pool, started as AUTOTUNE asks, and sent away when unused."""
+
+import gc
+import time
+
+import pytest
+
+import parafeed as pf
+from parafeed.parallel import workers
+from tests.reliability.resources import worker_pids
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def plus_one(x):
+    return x + 1
+
+
+def times_ten(x):
+    return x * 10
+
+
+def wait_for(condition, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.fixture(autouse=True)
+def no_spares():
+    gc.collect()  # other tests' steps: their pools' workers become spares
+    workers.release_spares()
+    yield
+    workers.release_spares()
+
+
+def test_workers_start_when_the_step_is_built_and_serve_its_first_batch():
+    before = worker_pids()  # pools of other tests' steps still alive
+    ds = pf.Dataset.range(20).map(plus_one, num_parallel_calls=2, executor="process")
+    started = worker_pids() - before
+    assert len(started) == 2  # before any iteration
+    assert [int(x) for x in ds] == list(range(1, 21))
+    assert worker_pids() - before == started  # the pool ran on them
+
+
+def test_a_pipeline_built_anew_runs_on_the_last_ones_workers_with_its_own_function():
+    before = worker_pids()
+    ds = pf.Dataset.range(20).map(plus_one, num_parallel_calls=2, executor="process")
+    assert [int(x) for x in ds] == list(range(1, 21))
+    used = worker_pids() - before
+    del ds
+    gc.collect()  # the step is gone: its workers become spares
+    again = pf.Dataset.range(20).map(times_ten, num_parallel_calls=2, executor="process")
+    assert [int(x) for x in again] == [10 * i for i in range(20)]  # the new function, on the same processes
+    assert worker_pids() - before == used
+
+
+def test_spares_are_few_and_leave_when_unused(monkeypatch):
+    monkeypatch.setattr(workers, "SPARE_SECONDS", 3.0)
+    many = [workers.Worker() for _ in range(workers.schedulable_cpus() + 2)]
+    workers.give_spares(many)
+    assert wait_for(lambda: sum(w.alive() for w in many) == workers.schedulable_cpus())  # the extra ones stopped
+    assert wait_for(lambda: not any(w.alive() for w in many))  # unused: gone after SPARE_SECONDS
+
+
+def test_autotune_starts_processes_as_it_raises_parallelism():
+    def wait(x):
+        time.sleep(0.01)  # I/O-like: more workers pay even on few cores
+        return x
+
+    options = pf.Options()
+    options.max_workers = 4
+    before = worker_pids()
+    ds = pf.Dataset.range(1000).map(wait, num_parallel_calls=pf.AUTOTUNE, executor="process").with_options(options)
+    assert len(worker_pids() - before) == 2  # AUTOTUNE starts with 2
+    it = iter(ds)
+    seen = 0
+    for _ in it:
+        seen = max(seen, len(worker_pids() - before))
+        if seen > 2:
+            break
+    it.close()
+    assert 2 < seen <= 4
