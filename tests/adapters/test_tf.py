@@ -47,6 +47,24 @@ def test_to_tf_signature_and_epochs():
     assert pf.Dataset.range(8).batch(4, drop_remainder=True).to_tf().element_spec == tf.TensorSpec((4,), tf.int64)
 
 
+def tf_ops(ds) -> list[str]:
+    """The kinds of TensorFlow dataset steps ``ds`` is made of, outermost first."""
+    kinds = []
+    while ds is not None:
+        kinds.append(type(ds).__name__)
+        inputs = ds._inputs()
+        ds = inputs[0] if inputs else None
+    return kinds
+
+
+def test_to_tf_buffers_only_when_the_pipeline_does_not():
+    """A pipeline that ends with prefetch has batches ready: a TensorFlow prefetch on top would hold more of them."""
+    buffered = pf.Dataset.range(8).batch(2).prefetch(pf.AUTOTUNE).with_options(pf.Options())
+    assert "_PrefetchDataset" not in tf_ops(buffered.to_tf())
+    assert "_PrefetchDataset" in tf_ops(pf.Dataset.range(8).batch(2).to_tf())
+    assert [list(b) for b in tf_elements(buffered.to_tf())] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
 def context(workers=1, worker=0, replicas=2):
     return tf.distribute.InputContext(
         num_input_pipelines=workers, input_pipeline_id=worker, num_replicas_in_sync=replicas

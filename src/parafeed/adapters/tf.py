@@ -64,7 +64,7 @@ def to_tf(ds: Dataset, output_signature: Any = None) -> Any:
     """
     signature = output_signature or tf_signature(ds)
     ragged = any(isinstance(s, RaggedTensorSpec) for s in flatten(ds.element_spec))
-    return _from_generator(lambda: _elements(ds, ragged), signature, int(ds.cardinality()))
+    return _from_generator(lambda: _elements(ds, ragged), signature, int(ds.cardinality()), _buffers(ds))
 
 
 def _elements(ds: Dataset, ragged: bool = False) -> Iterator[Any]:
@@ -112,7 +112,7 @@ class CheckpointedFeed:
         self._epochs = Epochs(ds, saved.get("state"), saved.get("run"))
         self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
         self._ended = False
-        self.dataset = _from_generator(self.elements, output_signature or tf_signature(ds), UNKNOWN)
+        self.dataset = _from_generator(self.elements, output_signature or tf_signature(ds), UNKNOWN, _buffers(ds))
         self.callback = _feed_callback(self)
 
     def elements(self) -> Iterator[Any]:
@@ -188,15 +188,27 @@ def _feed_callback(feed: CheckpointedFeed) -> Any:
     return FeedCheckpoint()
 
 
-def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any, count: int) -> Any:
+def _buffers(ds: Dataset) -> bool:
+    """Whether ``ds`` ends with a ``prefetch`` (options aside): its elements are then ready before TensorFlow asks,
+    and a TensorFlow prefetch on top would only hold more batches."""
+    from parafeed.ops.prefetch import PrefetchDataset
+    from parafeed.ops.with_options import OptionsDataset
+
+    return isinstance(graph.down(ds, lambda node: isinstance(node, OptionsDataset)), PrefetchDataset)
+
+
+def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any, count: int,
+                    buffered: bool = False) -> Any:  # fmt: skip
     """``generator``'s elements as a tf.data.Dataset of ``count`` elements (when known: Keras then knows the steps
-    of an epoch), prefetched, with TensorFlow's auto-sharding off."""
+    of an epoch), prefetched unless the generator's elements are ``buffered`` already, with TensorFlow's
+    auto-sharding off."""
     import tensorflow as tf
 
     out = tf.data.Dataset.from_generator(generator, output_signature=signature)
     if count != UNKNOWN:
         out = out.apply(tf.data.experimental.assert_cardinality(count))
-    out = out.prefetch(2)
+    if not buffered:
+        out = out.prefetch(2)
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return out.with_options(options)
