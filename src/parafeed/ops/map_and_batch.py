@@ -10,8 +10,8 @@ Two things follow, as in tf.data:
   while it is still in that core's cache, and its memory is free at once for the next result; stacking a batch
   afterwards would read every row again from main memory. Results whose leaves are NumPy arrays (or scalars) of one
   shape and dtype, in batches of at least :data:`parafeed.buffers.MIN_BYTES`, are written in place (by the map's
-  worker threads when its order is fixed, else by the batch as each result arrives); anything else is stacked
-  exactly as ``batch()`` stacks it.
+  worker threads or processes when its order is fixed, else by the batch as each result arrives); anything else is
+  stacked exactly as ``batch()`` stacks it.
 """
 
 from __future__ import annotations
