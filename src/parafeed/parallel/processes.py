@@ -1,11 +1,11 @@
 """The process executor: worker processes that run a step's function on tasks, for pure-Python functions.
 
-Workers are fresh interpreters (``python -m parafeed.parallel.worker``: no fork of a process that may run threads,
-no re-run of the user's script); they receive the step's function once (by cloudpickle, so lambdas and closures
-work) and then serve tasks. A run borrows a pool while it runs; between runs the pool waits, warm, for the next run
-of the same ``map`` step (:class:`_IdlePools`), and it is shut down when the step is garbage-collected or at
-interpreter exit. Elements go both ways through shared-memory rings (:mod:`parafeed.parallel.shm`); only small
-messages use the pipes.
+Workers are fresh interpreters (:mod:`parafeed.parallel.workers`: started ahead, reused from pool to pool); a pool
+gives them the step's function (by cloudpickle, so lambdas and closures work) and then tasks. A run borrows a pool
+while it runs; between runs the pool waits, warm, for the next run of the same ``map`` step (:class:`_IdlePools`);
+when the step is garbage-collected its workers become spares for the next pool. Elements go both ways through
+shared-memory rings (:mod:`parafeed.parallel.shm`), and a fused batch's rows are written straight into shared memory
+(:mod:`parafeed.parallel.shared_batches`); only small messages use the pipes.
 
 Faults: an exception in the function reaches the consumer with the worker's traceback as its cause; a worker that
 dies (killed by a signal, ``os._exit``) is noticed at once through its closed connection and raises
