@@ -8,7 +8,9 @@ the consumer takes it, so memory is bounded. Errors keep their place: an excepti
 goes on after it, as in a serial map.
 
 With AUTOTUNE on the thread executor, the first elements run inline to time the function: functions too cheap to
-gain from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator, with no threads at all.
+gain from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator, with no threads at all. The first
+call is left out of the timing (it pays for warm-up: imports, caches), and the probe ends after ``PROBE_ELEMENTS`` or
+once the calls after the first have taken ``PROBE_SECONDS``, so an expensive function runs only a few elements inline.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from parafeed.parallel.executor import FATAL, MakeExecutor
 from parafeed.parallel.threads import watch_stop
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
-PROBE_ELEMENTS, PROBE_SECONDS = 16, 0.02
+PROBE_ELEMENTS, PROBE_SECONDS = 16, 0.002  # the probe's length at most: elements, and seconds after the first
 _END = "end"
 _PROBE, _PARALLEL = "probe", "parallel"
 
@@ -147,7 +149,7 @@ class ParallelMapIterator(DatasetIterator):
         self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
         self._make_serial = make_serial
         self._serial: DatasetIterator | None = None
-        self._probe_count, self._probe_time = 0, 0.0
+        self._probe_count, self._probe_time = -1, 0.0  # calls timed (-1: none yet), their seconds
         self._executor: Any = None
         self._shared: _Shared | None = None
         self._feeder: threading.Thread | None = None
@@ -198,9 +200,10 @@ class ParallelMapIterator(DatasetIterator):
             raise user_error(err, self._step, self._user_fn, self._index) from None
         finally:
             self._index += 1
-            self._probe_time += time.perf_counter() - start
+            if self._probe_count >= 0:  # the first call (warm-up, count -1) is not timed
+                self._probe_time += time.perf_counter() - start
             self._probe_count += 1
-            if self._probe_count >= PROBE_ELEMENTS or self._probe_time >= PROBE_SECONDS:
+            if self._probe_count > 0 and (self._probe_count >= PROBE_ELEMENTS or self._probe_time >= PROBE_SECONDS):
                 self._per_element = self._probe_time / self._probe_count
                 self._mode = _PARALLEL
                 if self._per_element < INLINE_BELOW:
