@@ -270,12 +270,18 @@ class Dataset:
 
     @staticmethod
     def list_files(
-        file_pattern: str | list[str], shuffle: bool | None = None, seed: int | None = None, name: str | None = None
+        file_pattern: str | list[str],
+        shuffle: bool | None = None,
+        seed: int | None = None,
+        name: str | None = None,
+        *,
+        storage_options: dict | None = None,
     ) -> Dataset:
-        """File names (``bytes``) matching glob pattern(s); shuffled unless ``shuffle=False``."""
+        """File names (``bytes``) matching glob pattern(s), local or URLs (``s3://bucket/train-*.tfrecord``, with
+        the filesystem's ``storage_options``); shuffled unless ``shuffle=False``."""
         from parafeed.sources.files import list_files
 
-        return list_files(file_pattern, shuffle, seed, name=name)
+        return list_files(file_pattern, shuffle, seed, name=name, storage_options=storage_options)
 
     @staticmethod
     def zip(*args: Any, datasets: Any = None, name: str | None = None) -> Dataset:

@@ -37,6 +37,10 @@ class NotFoundError(ParafeedError, FileNotFoundError):
     """A file or saved dataset that a step reads does not exist (tf.errors.NotFoundError)."""
 
 
+class UnavailableError(ParafeedError, OSError):
+    """A remote file could not be read, after retrying (tf.errors.UnavailableError)."""
+
+
 class WorkerError(ParafeedError, RuntimeError):
     """A worker thread or process died or failed outside the user's function."""
 

@@ -141,6 +141,20 @@ class ThreadingOptions(_OptionGroup):
     _IGNORED = frozenset({"max_intra_op_parallelism"})
 
 
+class RemoteOptions(_OptionGroup):
+    """``options.remote``: how files named by URL are read (:mod:`parafeed.io.remote`, docs/storage.md).
+
+    ``read_ahead``: bytes in flight per open file at most (64 MiB); AUTOTUNE grows the read-ahead up to it while
+    the reader waits on reads. ``block_size``: bytes per ranged request (4 MiB). ``retries``: attempts after a
+    transient fault (5xx, throttling, timeouts, connections cut, short bodies) before the read fails (10).
+    ``retry_delay``: seconds before the first retry, doubled each time up to 10 s, with jitter (0.1).
+    """
+
+    _FIELDS: ClassVar[dict[str, Any]] = {
+        "read_ahead": int, "block_size": int, "retries": int, "retry_delay": (int, float),
+    }  # fmt: skip
+
+
 class OptimizationOptions(_OptionGroup):
     """``options.experimental_optimization``: ``map_and_batch_fusion`` (on unless set to False, or unless
     ``apply_default_optimizations`` is False, as in tf.data) runs ``map`` then ``batch`` as one step
@@ -179,6 +193,7 @@ class Options(_OptionGroup):
         stats: collect per-stage counters and timings (``iterator.stats()``); costs a little per element.
         experimental_distribute: :class:`DistributeOptions` (``auto_shard_policy``).
         threading: :class:`ThreadingOptions` (``experimental_threading`` is the same group).
+        remote: :class:`RemoteOptions`: read-ahead and retries for files named by URL.
 
     The other ``tf.data.Options`` fields (``experimental_optimization``, ``experimental_slack``,
     ``experimental_external_state_policy``, ``experimental_symbolic_checkpoint``, ``experimental_warm_start``,
@@ -190,7 +205,7 @@ class Options(_OptionGroup):
         "stats": bool, "experimental_distribute": DistributeOptions, "threading": ThreadingOptions,
         "experimental_optimization": OptimizationOptions, "experimental_slack": bool,
         "experimental_external_state_policy": ExternalStatePolicy, "experimental_symbolic_checkpoint": bool,
-        "experimental_warm_start": bool, "dataset_name": str, "framework_type": list,
+        "experimental_warm_start": bool, "dataset_name": str, "framework_type": list, "remote": RemoteOptions,
     }  # fmt: skip
     _IGNORED = frozenset(
         {"experimental_optimization", "experimental_slack", "experimental_external_state_policy",

@@ -3,8 +3,6 @@ each, an optional footer, optionally inside one GZIP or ZLIB stream; errors as t
 
 from __future__ import annotations
 
-import os
-
 from parafeed.errors import DataLossError, InvalidArgumentError, NotFoundError
 from parafeed.io.streams import ByteStream
 from parafeed.iterator import DatasetIterator
@@ -18,7 +16,8 @@ class FixedLengthRecordReader(DatasetIterator):
     header and footer (checked before the first record, as tf.data does); a compressed one is read as a stream, and
     a partial record at its end is a DataLossError."""
 
-    def __init__(self, path: str, record: int, header: int, footer: int, compression: str, buffer_size: int):
+    def __init__(self, path: str, record: int, header: int, footer: int, compression: str, buffer_size: int,
+                 storage_options: dict | None = None):  # fmt: skip
         super().__init__()
         if record <= 0:
             raise InvalidArgumentError(f"{STEP}: `record_bytes` must be > 0, got {record}")
@@ -26,23 +25,20 @@ class FixedLengthRecordReader(DatasetIterator):
             raise InvalidArgumentError(f"{STEP}: `header_bytes` and `footer_bytes` must be >= 0")
         self._path, self._record, self._footer = path, record, footer
         self._compression = compression
+        try:
+            self._stream = ByteStream(path, compression, STEP, storage_options)
+        except FileNotFoundError:
+            raise NotFoundError(f"{STEP}: {path}; No such file or directory") from None
         if not compression:
-            try:
-                size = os.path.getsize(path)
-            except FileNotFoundError:
-                raise NotFoundError(f"{STEP}: {path}; No such file or directory") from None
-            body = size - header - footer
+            body = self._stream.size - header - footer
             if body < 0 or body % record:
+                self._stream.close()
                 raise InvalidArgumentError(
                     f"{STEP}: excluding the header ({header} bytes) and footer ({footer} bytes), input file "
                     f'"{path}" has body length {body} bytes, which is not an exact multiple of the record length '
                     f"({record} bytes)"
                 )
             self._total = body // record
-        try:
-            self._stream = ByteStream(path, compression, STEP)
-        except FileNotFoundError:
-            raise NotFoundError(f"{STEP}: {path}; No such file or directory") from None
         self._chunk = max(buffer_size, record + footer)
         self._buf = b""
         self._pos = 0  # into _buf

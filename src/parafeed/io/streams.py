@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import zlib
 from typing import Any, BinaryIO
 
-from parafeed.errors import DataLossError, InvalidArgumentError, NotFoundError
+from parafeed.errors import DataLossError, InvalidArgumentError
+from parafeed.io.storage import open_input
 
 _COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
 
@@ -29,21 +31,24 @@ def wbits(compression: str) -> int:
 
 
 class ByteStream:
-    """The uncompressed bytes of a file, optionally inside one GZIP or ZLIB stream; ``step`` names it in errors."""
+    """The uncompressed bytes of a file (a local path or a URL: :mod:`parafeed.io.storage`), optionally inside one
+    GZIP or ZLIB stream; ``step`` names it in errors, ``storage_options`` go to the URL's filesystem."""
 
-    def __init__(self, path: str, compression: str, step: str):
+    def __init__(self, path: str, compression: str, step: str, storage_options: dict | None = None):
         self.path = path
         self._step = step
-        try:
-            self._file: BinaryIO | None = open(path, "rb", buffering=0)  # noqa: SIM115 (closed in close())
-        except FileNotFoundError as err:  # tf.data's NotFoundError (still a FileNotFoundError)
-            raise NotFoundError(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
-        except OSError as err:
-            raise type(err)(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
+        self._file: BinaryIO | None = open_input(path, step, storage_options)
         self._compression = compression
         self._inflate = zlib.decompressobj(wbits(compression)) if compression else None
         self._pending = b""  # compressed bytes read past the end of a GZIP member: the start of the next one
         self._compressed_read = 0
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes (compressed bytes for a compressed file)."""
+        assert self._file is not None
+        size = getattr(self._file, "size", None)  # a RemoteFile knows it
+        return os.fstat(self._file.fileno()).st_size if size is None else size
 
     @property
     def seekable(self) -> bool:

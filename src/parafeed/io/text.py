@@ -26,9 +26,10 @@ _CSV_TYPES = {np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.d
 class TextLineReader(DatasetIterator):
     """The lines of one text file as ``bytes``, without their line endings."""
 
-    def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE):
+    def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE,
+                 storage_options: dict | None = None):  # fmt: skip
         super().__init__()
-        self._stream = ByteStream(path, compression, "TextLineDataset")
+        self._stream = ByteStream(path, compression, "TextLineDataset", storage_options)
         self._chunk = buffer_size
         self._lines: Iterator[bytes] = iter(())
         self._rest = b""
@@ -139,10 +140,10 @@ class CsvReader(DatasetIterator):
     """The records of one CSV file as tuples of NumPy scalars / bytes."""
 
     def __init__(self, path: str, columns: CsvColumns, compression: str, buffer_size: int, header: bool,
-                 use_quote_delim: bool) -> None:  # fmt: skip
+                 use_quote_delim: bool, storage_options: dict | None = None) -> None:  # fmt: skip
         super().__init__()
         self._path = path
-        self._stream = ByteStream(path, compression, "CsvDataset")
+        self._stream = ByteStream(path, compression, "CsvDataset", storage_options)
         self._columns = columns
         quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
         self._reader = csv.reader(

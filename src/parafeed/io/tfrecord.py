@@ -23,6 +23,7 @@ from typing import BinaryIO
 import numpy as np
 
 from parafeed.errors import ArgumentTypeError, DataLossError, InvalidArgumentError, StateError
+from parafeed.io.storage import is_url
 from parafeed.io.streams import ByteStream, compression_type_of, wbits
 from parafeed.iterator import DatasetIterator
 
@@ -153,10 +154,11 @@ class TFRecordFileReader(DatasetIterator):
     length CRC (the framing is lost) to the next intact header within ``_RESYNC_WINDOW`` bytes, or else to the end.
     """
 
-    def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE, verify: bool = True):
+    def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE, verify: bool = True,
+                 storage_options: dict | None = None):  # fmt: skip
         super().__init__()
         self.path = path
-        self._source = ByteStream(path, compression, "TFRecordDataset")
+        self._source = ByteStream(path, compression, "TFRecordDataset", storage_options)
         self._chunk = buffer_size
         self._crc = _crc32c() if verify else None
         self._buf: bytes | np.ndarray = b""  # bytes read, not all framed yet (a view of _memory)
@@ -212,7 +214,12 @@ class TFRecordFileReader(DatasetIterator):
             done += 1
             if done == n:
                 return done
-        if self._error is not None or not self._source.seekable or (self._eof and not self._buf):
+        if (
+            self._error is not None
+            or not self._source.seekable
+            or (self._eof and not self._buf)
+            or is_url(self.path)  # (no index of remote files yet: read through)
+        ):
             return done + super().skip(n - done)
         from parafeed.io.index import record_offsets
 

@@ -8,7 +8,6 @@ split them; ``with_parents(names)`` is the same reader over other files.
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import numpy as np
 from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.graph import SOURCE
+from parafeed.io.storage import glob, is_url
 from parafeed.iterator import DatasetIterator
 from parafeed.sources.memory import TensorSlicesDataset
 from parafeed.structure import STRING, TensorSpec
@@ -191,14 +191,17 @@ class TFRecordDataset(FileReaderDataset):
         buffer_size: int | None = None,
         num_parallel_reads: int | None = None,
         name: str | None = None,
+        *,
+        storage_options: dict | None = None,
     ):
         from parafeed.io.tfrecord import DEFAULT_BUFFER_SIZE, TFRecordFileReader
 
         compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
         self._compression = compression
+        self._storage_options = storage_options
 
         def reader(path: str) -> DatasetIterator:
-            return TFRecordFileReader(path, compression, size)
+            return TFRecordFileReader(path, compression, size, storage_options=storage_options)
 
         super().__init__(filenames, reader, num_parallel_reads, name)
 
@@ -207,7 +210,7 @@ class TFRecordDataset(FileReaderDataset):
         return not self._compression
 
     def record_count(self, path: str) -> int:
-        if self._compression:
+        if self._compression or is_url(path):
             return super().record_count(path)
         from parafeed.io.index import record_offsets
 
@@ -226,13 +229,15 @@ class TextLineDataset(FileReaderDataset):
         buffer_size: int | None = None,
         num_parallel_reads: int | None = None,
         name: str | None = None,
+        *,
+        storage_options: dict | None = None,
     ):
         from parafeed.io.text import DEFAULT_BUFFER_SIZE, TextLineReader
 
         compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
 
         def reader(path: str) -> DatasetIterator:
-            return TextLineReader(path, compression, size)
+            return TextLineReader(path, compression, size, storage_options)
 
         super().__init__(filenames, reader, num_parallel_reads, name)
 
@@ -269,6 +274,8 @@ class CsvDataset(FileReaderDataset):
         select_cols: list[int] | None = None,
         exclude_cols: list[int] | None = None,
         name: str | None = None,
+        *,
+        storage_options: dict | None = None,
     ):
         from parafeed.io.text import DEFAULT_BUFFER_SIZE, CsvColumns, CsvReader
 
@@ -281,7 +288,7 @@ class CsvDataset(FileReaderDataset):
         compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
 
         def reader(path: str) -> DatasetIterator:
-            return CsvReader(path, columns, compression, size, bool(header), bool(use_quote_delim))
+            return CsvReader(path, columns, compression, size, bool(header), bool(use_quote_delim), storage_options)
 
         super().__init__(filenames, reader, None, name)
 
@@ -309,6 +316,8 @@ class FixedLengthRecordDataset(FileReaderDataset):
         compression_type: str | None = None,
         num_parallel_reads: int | None = None,
         name: str | None = None,
+        *,
+        storage_options: dict | None = None,
     ):
         from parafeed.io.fixed_length import DEFAULT_BUFFER_SIZE, FixedLengthRecordReader
 
@@ -316,16 +325,20 @@ class FixedLengthRecordDataset(FileReaderDataset):
         record, header, footer = int(record_bytes), int(header_bytes or 0), int(footer_bytes or 0)
 
         def reader(path: str) -> DatasetIterator:
-            return FixedLengthRecordReader(path, record, header, footer, compression, size)
+            return FixedLengthRecordReader(path, record, header, footer, compression, size, storage_options)
 
         super().__init__(filenames, reader, num_parallel_reads, name)
 
 
-def list_files(file_pattern: str | list[str], shuffle: bool | None, seed: int | None, name: str | None) -> Dataset:
-    """The files matching glob pattern(s), as ``bytes`` names; shuffled each epoch unless ``shuffle=False``."""
+def list_files(file_pattern: str | list[str], shuffle: bool | None, seed: int | None, name: str | None,
+               storage_options: dict | None = None) -> Dataset:  # fmt: skip
+    """The files matching glob pattern(s), local or URLs, as ``bytes`` names; shuffled each epoch unless
+    ``shuffle=False``."""
     patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(file_pattern)
     # one sorted list of every pattern's matches, as TensorFlow's MatchingFiles gives them
-    names = sorted(os.fsencode(p) for pattern in patterns for p in glob.glob(os.fsdecode(pattern)))
+    names = sorted(
+        os.fsencode(p) for pattern in patterns for p in glob(os.fsdecode(pattern), storage_options, "list_files()")
+    )  # fmt: skip
     if not names:
         raise InvalidArgumentError(f"list_files(): no files matched pattern(s) {', '.join(map(str, patterns))}")
     files = TensorSlicesDataset(np.array(names, dtype=object), name=name)

@@ -1,0 +1,250 @@
+"""Reading a file in object storage: ranged reads ahead of the reader, retried on transient faults.
+
+A :class:`RemoteFile` splits its file into blocks (``options.remote.block_size``) and keeps the blocks after the
+reader's position in flight on a shared pool of I/O threads, so request latency overlaps with reading. How many are
+in flight is tuned while reading: it starts at two blocks and grows by one each time the reader has to wait for a
+block, up to ``options.remote.read_ahead`` bytes, so a slow or distant endpoint gets the concurrency its latency
+needs (bandwidth x latency) and a fast one no more than it uses.
+
+Every request is retried on transient faults (5xx and throttling answers, timeouts, connections cut, responses
+shorter than asked) with exponential back-off and jitter. What a response delivered is kept and the next request
+starts at the exact byte after it, so nothing is read twice or skipped; TFRecord readers check each record's CRC on
+top. After ``options.remote.retries`` attempts without progress the read fails with
+:class:`~parafeed.errors.UnavailableError` naming the URL, the byte offset and the last cause.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from parafeed.errors import CancelledError, NotFoundError, UnavailableError
+
+IO_THREADS = 32  # threads for remote reads in a process (they wait on the network, not the CPU)
+MAX_DELAY = 10.0  # seconds between retries at most
+
+_PERMANENT = (PermissionError, IsADirectoryError, NotADirectoryError, ValueError, TypeError, NotImplementedError)
+_TRANSIENT_STATUS = frozenset({408, 429})
+
+
+class ShortAnswer(ConnectionError):
+    """A response that held fewer bytes than were asked for (transient: the rest is asked for again)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    read_ahead: int = 64 << 20
+    block_size: int = 4 << 20
+    retries: int = 10
+    retry_delay: float = 0.1
+
+
+def settings() -> Settings:
+    """The running pipeline's ``options.remote``, defaults filled in."""
+    from parafeed.iterator import current_options
+
+    given = current_options().remote
+    values = {k: getattr(given, k) for k in Settings.__dataclass_fields__ if getattr(given, k) is not None}
+    out = Settings(**values)
+    if out.block_size <= 0 or out.read_ahead <= 0 or out.retry_delay < 0:
+        raise ValueError(f"options.remote: block_size and read_ahead must be > 0, retry_delay >= 0, got {out}")
+    return out
+
+
+_pool_lock = threading.Lock()
+_pool: tuple[int, concurrent.futures.ThreadPoolExecutor] | None = None
+
+
+def io_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool of I/O threads (a new one in a forked child, whose parent's threads do not exist)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), concurrent.futures.ThreadPoolExecutor(IO_THREADS, thread_name_prefix="parafeed-io"))
+        return _pool[1]
+
+
+def transient(err: BaseException) -> bool:
+    """Whether a failed request may succeed if tried again."""
+    status = getattr(err, "status", None)  # aiohttp's ClientResponseError (fsspec's HTTP filesystem)
+    if isinstance(status, int):
+        return status >= 500 or status in _TRANSIENT_STATUS
+    if isinstance(err, FileNotFoundError):
+        return False
+    return not isinstance(err, _PERMANENT)
+
+
+def backoff(attempt: int, first: float) -> float:
+    """Seconds to wait before retry ``attempt`` (1, 2, ...): doubling from ``first``, capped, with full jitter."""
+    return random.uniform(0.5, 1.0) * min(MAX_DELAY, first * 2 ** (attempt - 1))
+
+
+class Retrier:
+    """Runs requests for one file, retrying transient faults; counts what it did (``faults``, ``retries``)."""
+
+    def __init__(self, url: str, step: str, settings: Settings):
+        self.url = url
+        self.step = step
+        self.settings = settings
+        self.faults = 0
+        self._lock = threading.Lock()
+
+    def call(self, what: str, offset: int, request: Any) -> Any:
+        """``request()``, tried again after transient faults; ``what`` and ``offset`` name it in the error."""
+        attempt = 0
+        while True:
+            try:
+                return request()
+            except Exception as err:
+                attempt = self.failed(what, offset, err, attempt)
+
+    def failed(self, what: str, offset: int, err: BaseException, attempt: int) -> int:
+        """After a failed attempt: raise if it is permanent or the retries are spent, else wait; the next attempt."""
+        if isinstance(err, FileNotFoundError):
+            raise NotFoundError(2, f"{self.step}: cannot open {self.url}: not found ({err})") from None
+        if not transient(err) or attempt >= self.settings.retries:
+            tried = f" after {attempt} retries" if attempt else ""
+            raise UnavailableError(
+                f"{self.step}: {self.url}: {what} at byte offset {offset} failed{tried}: {type(err).__name__}: "
+                f"{err}; check the endpoint and credentials (storage_options), or allow more retries "
+                "(options.remote.retries)"
+            ) from err
+        with self._lock:
+            self.faults += 1
+        time.sleep(backoff(attempt + 1, self.settings.retry_delay))
+        return attempt + 1
+
+    def read_range(self, fs: Any, path: str, start: int, end: int) -> bytes:
+        """Bytes ``start:end`` of the file, whole: a response cut short is continued at the byte after it."""
+        parts, at, attempt = [], start, 0
+        while at < end:
+            try:
+                data = fs.cat_file(path, start=at, end=end)
+            except Exception as err:
+                attempt = self.failed("reading", at, err, attempt)
+                continue
+            if data:
+                parts.append(data)
+                at += len(data)
+                attempt = 0  # progress: the retry budget is per stall
+            if at < end:  # a short response: the rest is asked for again
+                attempt = self.failed("reading", at, ShortAnswer(f"the answer ended {end - at} bytes short"), attempt)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+class RemoteFile:
+    """A read-only binary file at ``url`` (``path`` within the fsspec filesystem ``fs``): ``readinto``, ``read``,
+    ``seek``, ``tell``, ``close``, with blocks read ahead (see the module's doc)."""
+
+    def __init__(self, url: str, fs: Any, path: str, step: str, settings: Settings):
+        self.url = url
+        self._fs = fs
+        self._path = path
+        self._settings = settings
+        self.retrier = Retrier(url, step, settings)
+        info = self.retrier.call("asking for the size", 0, lambda: fs.info(path))
+        if info.get("type") == "directory":
+            raise IsADirectoryError(21, f"{step}: {url} is a directory")
+        self.size = int(info["size"])
+        self._block = settings.block_size
+        self._most = max(1, settings.read_ahead // self._block)  # blocks in flight at most
+        self.window = min(2, self._most)  # blocks in flight now
+        self._pos = 0
+        self._blocks: dict[int, concurrent.futures.Future] = {}
+        self._current: tuple[int, memoryview] | None = None  # (block index, its bytes)
+        self.waited = 0.0  # seconds the reader waited on reads
+        self._closed = False
+
+    # reading -------------------------------------------------------------------------------------------------
+
+    def readinto(self, view: memoryview | bytearray) -> int:
+        if self._closed or self._pos >= self.size:
+            return 0
+        k, offset = divmod(self._pos, self._block)
+        data = self._data(k)
+        n = min(len(view), len(data) - offset)
+        view[:n] = data[offset : offset + n]
+        self._pos += n
+        return n
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.size - self._pos if n is None or n < 0 else min(n, self.size - self._pos)
+        out = bytearray(max(0, n))
+        view, got = memoryview(out), 0
+        while got < n:
+            step = self.readinto(view[got:])
+            if not step:
+                break
+            got += step
+        return bytes(out[:got])
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self.size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._closed = True
+        for future in self._blocks.values():
+            future.cancel()
+        self._blocks.clear()
+        self._current = None
+
+    def __enter__(self) -> RemoteFile:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # blocks ----------------------------------------------------------------------------------------------------
+
+    def _data(self, k: int) -> memoryview:
+        if self._current is not None and self._current[0] == k:
+            return self._current[1]
+        ahead = k in self._blocks  # asked for before the reader got here
+        self._schedule(k)
+        future = self._blocks.pop(k)
+        if not future.done():
+            from parafeed.parallel.threads import stop_requested
+
+            start = time.perf_counter()
+            while True:
+                try:
+                    future.result(timeout=0.05)
+                    break
+                except concurrent.futures.TimeoutError:
+                    if stop_requested():
+                        self.close()
+                        raise CancelledError(f"{self.retrier.step}: {self.url}: closed while reading") from None
+            self.waited += time.perf_counter() - start
+            if ahead:  # the read-ahead was not far enough ahead: read further
+                self.window = min(self._most, self.window + 1)
+        self._current = (k, memoryview(future.result()))
+        self._schedule(k + 1)
+        return self._current[1]
+
+    def _schedule(self, k: int) -> None:
+        """Blocks ``k`` to ``k + window - 1`` in flight; blocks before ``k`` (a seek went past them) dropped."""
+        for j in [j for j in self._blocks if j < k or j >= k + self._most]:
+            self._blocks.pop(j).cancel()
+        last = min(k + self.window, -(-self.size // self._block))
+        pool = io_pool()
+        for j in range(k, last):
+            if j not in self._blocks:
+                start = j * self._block
+                end = min(self.size, start + self._block)
+                self._blocks[j] = pool.submit(self.retrier.read_range, self._fs, self._path, start, end)
