@@ -150,6 +150,11 @@ class RemoteFile:
         info = self.retrier.call("asking for the size", 0, lambda: fs.info(path))
         if info.get("type") == "directory":
             raise IsADirectoryError(21, f"{step}: {url} is a directory")
+        if info.get("size") is None:
+            raise UnavailableError(
+                f"{step}: {url}: the server does not say how big the file is (no Content-Length); parafeed reads "
+                "URLs with ranged requests and needs it"
+            )
         self.size = int(info["size"])
         self._block = settings.block_size
         self._most = max(1, settings.read_ahead // self._block)  # blocks in flight at most

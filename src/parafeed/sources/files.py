@@ -177,6 +177,8 @@ class TFRecordDataset(FileReaderDataset):
         compression_type: ``None``/``""``, ``"GZIP"`` or ``"ZLIB"``.
         buffer_size: bytes read at a time (1 MiB by default).
         num_parallel_reads: read that many files at once, interleaving their records one by one.
+        storage_options: for files named by URL (``s3://``, ``gs://``, ``https://``), the fsspec filesystem's own
+            options (credentials, endpoint); the other readers take it too (docs/storage.md).
 
     Example:
         >>> ds = pf.TFRecordDataset(["train-0.tfrecord", "train-1.tfrecord"]).map(parse)
@@ -198,7 +200,6 @@ class TFRecordDataset(FileReaderDataset):
 
         compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
         self._compression = compression
-        self._storage_options = storage_options
 
         def reader(path: str) -> DatasetIterator:
             return TFRecordFileReader(path, compression, size, storage_options=storage_options)
