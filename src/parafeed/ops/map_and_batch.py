@@ -47,6 +47,17 @@ class Placed:
 _NUMERIC = frozenset("biufc")
 
 
+def array_leaves(value: Any) -> list | None:
+    """``value``'s leaves when every one is a numeric NumPy array or scalar (what can be written into a row), else
+    None."""
+    leaves = [value] if type(value) is np.ndarray else flatten(value) if isinstance(value, (tuple, dict)) else None
+    if not leaves or not all(
+        (type(x) is np.ndarray or isinstance(x, np.generic)) and x.dtype.kind in _NUMERIC for x in leaves
+    ):
+        return None
+    return leaves
+
+
 def skeleton_of(value: Any, count: int) -> Any:
     """``value``'s structure with ``None`` leaves (None for a single leaf)."""
     return pack_as(value, [None] * count) if isinstance(value, (tuple, dict)) else None
@@ -75,11 +86,8 @@ class BatchRows:
         if not self.enabled:
             return result
         number, row = divmod(i, self.size)
-        nested = isinstance(result, (tuple, dict))
-        leaves = [result] if type(result) is np.ndarray else flatten(result) if nested else ()
-        if not leaves or not all(
-            (type(x) is np.ndarray or isinstance(x, np.generic)) and x.dtype.kind in _NUMERIC for x in leaves
-        ):
+        leaves = array_leaves(result)
+        if leaves is None:
             if self._first is None:  # the first results are not arrays: nothing to write in place in this run
                 self.enabled = False
             return result

@@ -20,12 +20,10 @@ from typing import Any
 import numpy as np
 
 from parafeed import buffers
-from parafeed.ops.map_and_batch import Placed, skeleton_of
+from parafeed.ops.map_and_batch import Placed, array_leaves, skeleton_of
 from parafeed.parallel.shm import map_segment, unlink_segment
-from parafeed.structure import flatten
 
 KEEP_PER_SIZE = 8  # free segments kept per size: the batches a prefetch buffer and the open batches hold
-_NUMERIC = frozenset("biufc")
 
 Layout = tuple[list[tuple[int, int, tuple, str]], int]
 """Where a batch's leaves lie in its segment: ``([(offset, row bytes, row shape, dtype str), ...], total bytes)``."""
@@ -121,13 +119,12 @@ class Attachments:
         """Write ``result`` into ``row`` of segment ``name`` and return a :class:`Placed`; or return ``result`` when
         its leaves do not fit the layout (the consumer then stacks it as ``batch()`` would, or names the mismatch)."""
         (parts, _), name, row = target
-        nested = isinstance(result, (tuple, dict))
-        leaves = flatten(result) if nested else [result]
-        if len(leaves) != len(parts) or not all(
-            (type(x) is np.ndarray or isinstance(x, np.generic)) and x.dtype.kind in _NUMERIC
-            and x.shape == shape and x.dtype.str == dtype
-            for x, (_, _, shape, dtype) in zip(leaves, parts)
-        ):  # fmt: skip
+        leaves = array_leaves(result)
+        if (
+            leaves is None
+            or len(leaves) != len(parts)
+            or not all(x.shape == shape and x.dtype.str == dtype for x, (_, _, shape, dtype) in zip(leaves, parts))
+        ):
             return result
         memory = self._memory.get(name)
         if memory is None:
