@@ -106,11 +106,11 @@ class FaultProxy(_Server):
         super().__init__(_ProxyHandler)
 
     def pick(self, command: str, headers) -> str | None:
-        if self.fault is None or command != "GET" or "Range" not in headers:
+        if command != "GET" or "Range" not in headers:
             return None
         with self._lock:
             self.ranged_gets += 1
-            if self.ranged_gets % self.every:
+            if self.fault is None or self.ranged_gets % self.every:
                 return None
             self.faults += 1
             return self.fault

@@ -3,90 +3,40 @@ through a proxy that injects faults; every record read exactly once, in order.""
 
 from __future__ import annotations
 
-import itertools
 import os
 
-import numpy as np
 import pytest
 
 import parafeed as pf
 from parafeed.errors import NotFoundError, UnavailableError
 
-from .servers import FAULTS, FaultProxy, FileServer, S3Server, s3_options
-
-_bucket_numbers = itertools.count()
-
-# parafeed does the retrying: botocore tries once (and s3fs too: the one_try fixture)
-ONE_TRY = {"config_kwargs": {"retries": {"max_attempts": 1}, "read_timeout": 1, "connect_timeout": 2}}
-
-
-@pytest.fixture
-def one_try(monkeypatch):
-    """s3fs tries each request once (its class attribute ``retries``), so every fault reaches parafeed."""
-    import s3fs
-
-    monkeypatch.setattr(s3fs.S3FileSystem, "retries", 1)
-
-
-@pytest.fixture(scope="module")
-def s3():
-    server = S3Server()
-    yield server
-    server.stop()
-
-
-def _records(n: int, seed: int = 0) -> list[bytes]:
-    rng = np.random.default_rng(seed)
-    return [rng.bytes(int(rng.integers(1, 20_000))) for _ in range(n)]
-
-
-def _upload(s3, tmp_path, files: dict[str, list[bytes]]) -> tuple[str, object]:
-    """A new bucket holding TFRecord files ``name -> records``; its s3:// prefix and the s3fs filesystem."""
-    import s3fs
-
-    fs = s3fs.S3FileSystem(**s3_options(s3.url))
-    bucket = f"bucket-{next(_bucket_numbers)}"
-    fs.call_s3("create_bucket", Bucket=bucket)
-    for name, records in files.items():
-        local = tmp_path / name.replace("/", "_")
-        with pf.io.TFRecordWriter(str(local)) as w:
-            for r in records:
-                w.write(r)
-        fs.put_file(str(local), f"{bucket}/{name}")
-    return f"s3://{bucket}", fs
-
-
-def _small_blocks(ds: pf.Dataset, block: int = 64 << 10, retry_delay: float = 0.01) -> pf.Dataset:
-    options = pf.Options()
-    options.remote.block_size = block
-    options.remote.read_ahead = 4 * block
-    options.remote.retry_delay = retry_delay
-    return ds.with_options(options)
+from .data import ONE_TRY, random_records, small_blocks, upload
+from .servers import FAULTS, FaultProxy, FileServer, s3_options
 
 
 def test_tfrecords_from_s3_with_list_files_and_interleave(s3, tmp_path):
-    files = {f"train/part-{i}.tfrecord": _records(40, seed=i) for i in range(3)}
-    files["other/x.tfrecord"] = _records(3)
-    prefix, _ = _upload(s3, tmp_path, files)
+    files = {f"train/part-{i}.tfrecord": random_records(40, seed=i) for i in range(3)}
+    files["other/x.tfrecord"] = random_records(3)
+    prefix, _ = upload(s3, tmp_path, files)
     opts = s3_options(s3.url)
     names = pf.Dataset.list_files(f"{prefix}/train/part-*.tfrecord", shuffle=False, storage_options=opts)
     assert [n.decode() for n in names] == [f"{prefix}/train/part-{i}.tfrecord" for i in range(3)]
     serial = pf.TFRecordDataset(names, storage_options=opts)
-    assert list(_small_blocks(serial)) == [r for i in range(3) for r in files[f"train/part-{i}.tfrecord"]]
+    assert list(small_blocks(serial)) == [r for i in range(3) for r in files[f"train/part-{i}.tfrecord"]]
     interleaved = pf.TFRecordDataset(names, num_parallel_reads=3, storage_options=opts)
     expected = [r for group in zip(*(files[f"train/part-{i}.tfrecord"] for i in range(3))) for r in group]
-    assert list(_small_blocks(interleaved)) == expected
+    assert list(small_blocks(interleaved)) == expected
     assert interleaved.record_counts() == [40, 40, 40]  # counted by reading: remote files have no index yet
 
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_every_fault_kind_is_survived_with_every_record_once(s3, tmp_path, fault, one_try):
-    records = _records(60, seed=7)
-    prefix, _ = _upload(s3, tmp_path, {"d.tfrecord": records})
+    records = random_records(60, seed=7)
+    prefix, _ = upload(s3, tmp_path, {"d.tfrecord": records})
     proxy = FaultProxy(s3.url, fault=fault, every=3, stall=1.5)
     try:
         ds = pf.TFRecordDataset(f"{prefix}/d.tfrecord", storage_options=s3_options(proxy.url, **ONE_TRY))
-        it = iter(_small_blocks(ds))
+        it = iter(small_blocks(ds))
         got = list(it)
         assert got == records  # nothing lost, nothing repeated, in order (and every record's CRC checked)
         assert proxy.faults >= 3
@@ -99,7 +49,7 @@ def test_a_cut_response_resumes_at_the_byte_after_it(s3, tmp_path, one_try):
     from parafeed.io.remote import Retrier, Settings
 
     data = os.urandom(300_000)
-    prefix, fs = _upload(s3, tmp_path, {})
+    prefix, fs = upload(s3, tmp_path, {})
     fs.pipe(f"{prefix[5:]}/blob", data)
     proxy = FaultProxy(s3.url, fault="short", every=1)
     try:
@@ -118,7 +68,7 @@ def test_a_cut_response_resumes_at_the_byte_after_it(s3, tmp_path, one_try):
 
 
 def test_after_the_retry_budget_the_error_names_url_offset_and_cause(s3, tmp_path, one_try):
-    prefix, _ = _upload(s3, tmp_path, {"d.tfrecord": _records(30)})
+    prefix, _ = upload(s3, tmp_path, {"d.tfrecord": random_records(30)})
     proxy = FaultProxy(s3.url, fault="503", every=1)
     try:
         ds = pf.TFRecordDataset(f"{prefix}/d.tfrecord", storage_options=s3_options(proxy.url, **ONE_TRY))
@@ -136,7 +86,7 @@ def test_after_the_retry_budget_the_error_names_url_offset_and_cause(s3, tmp_pat
 
 
 def test_missing_objects_and_patterns(s3, tmp_path):
-    prefix, _ = _upload(s3, tmp_path, {"a.tfrecord": _records(2)})
+    prefix, _ = upload(s3, tmp_path, {"a.tfrecord": random_records(2)})
     opts = s3_options(s3.url)
     with pytest.raises(NotFoundError, match="missing.tfrecord"):
         list(pf.TFRecordDataset(f"{prefix}/missing.tfrecord", storage_options=opts))
@@ -145,9 +95,9 @@ def test_missing_objects_and_patterns(s3, tmp_path):
 
 
 def test_resume_mid_file_seeks_with_ranged_reads(s3, tmp_path):
-    records = _records(50, seed=3)
-    prefix, _ = _upload(s3, tmp_path, {"d.tfrecord": records})
-    ds = _small_blocks(pf.TFRecordDataset(f"{prefix}/d.tfrecord", storage_options=s3_options(s3.url)), block=16 << 10)
+    records = random_records(50, seed=3)
+    prefix, _ = upload(s3, tmp_path, {"d.tfrecord": records})
+    ds = small_blocks(pf.TFRecordDataset(f"{prefix}/d.tfrecord", storage_options=s3_options(s3.url)), block=16 << 10)
     it = iter(ds)
     first = [next(it) for _ in range(23)]
     state = it.get_state()
@@ -176,16 +126,17 @@ def test_text_csv_and_fixed_length_over_http(tmp_path):
 
 def test_read_ahead_grows_while_the_reader_waits(s3, tmp_path):
     """With 30 ms added to every request, the reader waits on reads and the read-ahead grows, up to its bound."""
-    from parafeed.io.remote import RemoteFile, Settings
+    from parafeed.io.remote import RemoteFile, Retrier, Settings, describe
     from parafeed.io.storage import filesystem
 
     data = os.urandom(2 << 20)
-    prefix, fs = _upload(s3, tmp_path, {})
+    prefix, fs = upload(s3, tmp_path, {})
     fs.pipe(f"{prefix[5:]}/blob", data)
     proxy = FaultProxy(s3.url, delay=0.03)
     try:
         remote_fs, path = filesystem(f"{prefix}/blob", s3_options(proxy.url), "test")
-        f = RemoteFile(f"{prefix}/blob", remote_fs, path, "test", Settings(block_size=64 << 10, read_ahead=512 << 10))
+        retrier = Retrier(f"{prefix}/blob", "test", Settings(block_size=64 << 10, read_ahead=512 << 10))
+        f = RemoteFile(f"{prefix}/blob", remote_fs, path, retrier, describe(remote_fs, path, retrier))
         assert f.window == 2
         assert f.read() == data
         assert f.window == 8 and f.waited > 0  # 512 KiB / 64 KiB blocks

@@ -11,6 +11,9 @@ shorter than asked) with exponential back-off and jitter. What a response delive
 starts at the exact byte after it, so nothing is read twice or skipped; TFRecord readers check each record's CRC on
 top. After ``options.remote.retries`` attempts without progress the read fails with
 :class:`~parafeed.errors.UnavailableError` naming the URL, the byte offset and the last cause.
+
+With ``options.remote.cache_dir`` set, files are kept whole in a local cache as they are read and opened from it
+afterwards (:mod:`parafeed.io.shard_cache`).
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parafeed.errors import CancelledError, NotFoundError, UnavailableError
+from parafeed.io.shard_cache import CAPACITY
+
+if TYPE_CHECKING:
+    from parafeed.io.shard_cache import Part
 
 IO_THREADS = 32  # threads for remote reads in a process (they wait on the network, not the CPU)
 MAX_DELAY = 10.0  # seconds between retries at most
@@ -42,6 +49,8 @@ class Settings:
     block_size: int = 4 << 20
     retries: int = 10
     retry_delay: float = 0.1
+    cache_dir: str | None = None
+    cache_bytes: int = CAPACITY
 
 
 def settings() -> Settings:
@@ -50,9 +59,13 @@ def settings() -> Settings:
 
     given = current_options().remote
     values = {k: getattr(given, k) for k in Settings.__dataclass_fields__ if getattr(given, k) is not None}
+    if "cache_dir" in values:
+        values["cache_dir"] = os.fspath(values["cache_dir"])
     out = Settings(**values)
-    if out.block_size <= 0 or out.read_ahead <= 0 or out.retry_delay < 0:
-        raise ValueError(f"options.remote: block_size and read_ahead must be > 0, retry_delay >= 0, got {out}")
+    if out.block_size <= 0 or out.read_ahead <= 0 or out.retry_delay < 0 or out.cache_bytes <= 0:
+        raise ValueError(
+            f"options.remote: block_size, read_ahead and cache_bytes must be > 0, retry_delay >= 0, got {out}"
+        )
     return out
 
 
@@ -137,24 +150,48 @@ class Retrier:
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def describe(fs: Any, path: str, retrier: Retrier) -> dict:
+    """fs.info() of a file, retried; an error unless it is a file of known size."""
+    info = retrier.call("asking for the size", 0, lambda: fs.info(path))
+    if info.get("type") == "directory":
+        raise IsADirectoryError(21, f"{retrier.step}: {retrier.url} is a directory")
+    if info.get("size") is None:
+        raise UnavailableError(
+            f"{retrier.step}: {retrier.url}: the server does not say how big the file is (no Content-Length); "
+            "parafeed reads URLs with ranged requests and needs it"
+        )
+    return info
+
+
+def open_remote(url: str, fs: Any, path: str, step: str) -> Any:
+    """The file at ``url``: its whole copy in the shard cache when there is one, else a :class:`RemoteFile` (also
+    filling the cache when it is on)."""
+    current = settings()
+    retrier = Retrier(url, step, current)
+    info = describe(fs, path, retrier)
+    sink = None
+    if current.cache_dir is not None:
+        from parafeed.io.shard_cache import ShardCache
+
+        cache = ShardCache(current.cache_dir, current.cache_bytes)
+        copy = cache.open(url, info)
+        if copy is not None:
+            return copy
+        sink = cache.reserve(url, info, current.block_size)
+    return RemoteFile(url, fs, path, retrier, info, sink)
+
+
 class RemoteFile:
     """A read-only binary file at ``url`` (``path`` within the fsspec filesystem ``fs``): ``readinto``, ``read``,
     ``seek``, ``tell``, ``close``, with blocks read ahead (see the module's doc)."""
 
-    def __init__(self, url: str, fs: Any, path: str, step: str, settings: Settings):
+    def __init__(self, url: str, fs: Any, path: str, retrier: Retrier, info: dict, sink: Part | None = None):
         self.url = url
         self._fs = fs
         self._path = path
-        self._settings = settings
-        self.retrier = Retrier(url, step, settings)
-        info = self.retrier.call("asking for the size", 0, lambda: fs.info(path))
-        if info.get("type") == "directory":
-            raise IsADirectoryError(21, f"{step}: {url} is a directory")
-        if info.get("size") is None:
-            raise UnavailableError(
-                f"{step}: {url}: the server does not say how big the file is (no Content-Length); parafeed reads "
-                "URLs with ranged requests and needs it"
-            )
+        self._settings = settings = retrier.settings
+        self.retrier = retrier
+        self._sink = sink  # the shard cache's copy, written block by block as they come
         self.size = int(info["size"])
         self._block = settings.block_size
         self._most = max(1, settings.read_ahead // self._block)  # blocks in flight at most
@@ -208,6 +245,8 @@ class RemoteFile:
             future.cancel()
         self._blocks.clear()
         self._current = None
+        if self._sink is not None:
+            self._sink.abandon()  # (a no-op once every block is in)
 
     def __enter__(self) -> RemoteFile:
         return self
@@ -252,4 +291,10 @@ class RemoteFile:
             if j not in self._blocks:
                 start = j * self._block
                 end = min(self.size, start + self._block)
-                self._blocks[j] = pool.submit(self.retrier.read_range, self._fs, self._path, start, end)
+                self._blocks[j] = pool.submit(self._fetch, j, start, end)
+
+    def _fetch(self, k: int, start: int, end: int) -> bytes:
+        data = self.retrier.read_range(self._fs, self._path, start, end)
+        if self._sink is not None:
+            self._sink.write(k, data)
+        return data

@@ -4,7 +4,7 @@ Local paths (and ``file://`` URLs) are opened directly, with no fsspec on the wa
 fsspec has for its protocol (s3fs, gcsfs, its own HTTP filesystem ...), built with the caller's
 ``storage_options`` (credentials, endpoints: the filesystem's own keyword arguments) or the filesystem's own
 configuration (environment variables, config files). Its bytes are read by :class:`parafeed.io.remote.RemoteFile`:
-ranged reads ahead of the reader, retried on transient faults.
+ranged reads ahead of the reader, retried on transient faults; or from the local shard cache when it is on.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def open_input(path: str, step: str, storage_options: dict | None = None) -> Any
             raise NotFoundError(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
         except OSError as err:
             raise type(err)(err.errno, f"{step}: cannot open {path}: {err.strerror}") from None
-    from parafeed.io.remote import RemoteFile, settings
+    from parafeed.io.remote import open_remote
 
     fs, inner = filesystem(path, storage_options, step)
-    return RemoteFile(path, fs, inner, step, settings())
+    return open_remote(path, fs, inner, step)

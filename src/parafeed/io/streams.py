@@ -7,6 +7,7 @@ import zlib
 from typing import Any, BinaryIO
 
 from parafeed.errors import DataLossError, InvalidArgumentError
+from parafeed.io.shard_cache import CachedCopy
 from parafeed.io.storage import open_input
 
 _COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
@@ -49,6 +50,11 @@ class ByteStream:
         assert self._file is not None
         size = getattr(self._file, "size", None)  # a RemoteFile knows it
         return os.fstat(self._file.fileno()).st_size if size is None else size
+
+    @property
+    def cached_copy(self) -> Any:
+        """The shard cache's copy this stream reads (:class:`~parafeed.io.shard_cache.CachedCopy`), or None."""
+        return self._file if isinstance(self._file, CachedCopy) else None
 
     @property
     def seekable(self) -> bool:

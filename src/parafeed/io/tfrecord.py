@@ -184,7 +184,7 @@ class TFRecordFileReader(DatasetIterator):
             self._pos = pos
             if status == FRAME_BAD_DATA_CRC:
                 self._pos = pos + 16 + bad_length
-                self._error = DataLossError(
+                self._error = self._lost(
                     f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the data CRC does not "
                     f"match ({bad_length} bytes of data); the record is skipped"
                 )
@@ -199,7 +199,7 @@ class TFRecordFileReader(DatasetIterator):
         self._base, self._buf, self._pos = self._base + len(self._buf), b"", 0
         self.close()
         if left:
-            raise DataLossError(
+            raise self._lost(
                 f"TFRecordDataset: {self.path}: truncated record at byte offset {offset}: the file ends {left} bytes "
                 "into a record"
             )
@@ -304,16 +304,24 @@ class TFRecordFileReader(DatasetIterator):
         for p in range(start + 1, min(len(buf), start + _RESYNC_WINDOW) - 11):
             if mask(crc(bytes(buf[p : p + 8]))) == _U32.unpack_from(buf, p + 8)[0]:
                 self._pos = p
-                return DataLossError(
+                return self._lost(
                     f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does "
                     f"not match; skipped {p - start} bytes to the next intact record header"
                 )
         self._pos = len(buf)
         self._eof = True
-        return DataLossError(
+        return self._lost(
             f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does not match "
             f"and no intact record header follows within {_RESYNC_WINDOW} bytes; the rest of the file is skipped"
         )
+
+    def _lost(self, message: str) -> DataLossError:
+        """The error for damage found in the file; damage in the shard cache's copy of a remote file removes it."""
+        copy = self._source.cached_copy
+        if copy is not None:
+            copy.evict()
+            message += f" (in the shard cache's copy {copy.name}, now removed: the next read fetches the file again)"
+        return DataLossError(message)
 
     def close(self) -> None:
         self._source.close()
