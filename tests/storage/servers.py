@@ -38,10 +38,12 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
 
 
 class FileServer(_Server):
-    """Serves the files under ``root`` with HEAD and ranged GETs (206), as object stores and CDNs do."""
+    """Serves the files under ``root`` with HEAD and ranged GETs (206), as object stores and CDNs do; with
+    ``sizes=False``, as a server that streams every file whole and never says how big it is."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, sizes: bool = True):
         self.root = root
+        self.sizes = sizes
         super().__init__(_FileHandler)
 
 
@@ -56,14 +58,23 @@ class _FileHandler(_Quiet):
             self.send_error(404)
             return
         self.send_response(200)
-        self.send_header("Content-Length", str(os.path.getsize(path)))
-        self.send_header("Accept-Ranges", "bytes")
+        if self.server.owner.sizes:
+            self.send_header("Content-Length", str(os.path.getsize(path)))
+            self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
 
     def do_GET(self) -> None:
         path = self._file()
         if path is None:
             self.send_error(404)
+            return
+        if not self.server.owner.sizes:
+            self.send_response(200)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            with open(path, "rb") as f:
+                self.wfile.write(f.read())
+            self.close_connection = True
             return
         size = os.path.getsize(path)
         start, end = 0, size - 1

@@ -26,7 +26,7 @@ def test_tfrecords_from_s3_with_list_files_and_interleave(s3, tmp_path):
     interleaved = pf.TFRecordDataset(names, num_parallel_reads=3, storage_options=opts)
     expected = [r for group in zip(*(files[f"train/part-{i}.tfrecord"] for i in range(3))) for r in group]
     assert list(small_blocks(interleaved)) == expected
-    assert interleaved.record_counts() == [40, 40, 40]  # counted by reading: remote files have no index yet
+    assert interleaved.record_counts() == [40, 40, 40]  # indexed by reading each file once
 
 
 @pytest.mark.parametrize("fault", FAULTS)

@@ -326,12 +326,13 @@ def _shard_by_labels(
 ) -> Dataset:
     from parafeed.distribute.balance import deal
 
-    per_file = record_labels(files, label, label_fn)
+    per_file = record_labels(files, label, label_fn, reader.storage_options)
     labels = np.concatenate(per_file) if per_file else np.zeros(0, np.int64)
     shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]
-    mine = RecordsAtDataset(files, [len(x) for x in per_file], shares[plan.replica_id], name=reader.name)
+    counts = [len(x) for x in per_file]
+    mine = RecordsAtDataset(files, counts, shares[plan.replica_id], reader.name, reader.storage_options)
     return graph.replace(ds, reader, ReplicaShardDataset(mine, plan, split=False))
 
 
@@ -374,9 +375,11 @@ def _slice_labels(source: TensorSlicesDataset, label: str | int, label_fn: Any) 
     return values.astype(np.int64)
 
 
-def record_labels(files: list[str], label: str = "label", label_fn: Any = None) -> list[np.ndarray]:
-    """The label of every record of every file: from a ``parafeed convert`` manifest beside the files when there is
-    one, else ``label_fn(record)``, else the tf.Example feature ``label`` read from each record."""
+def record_labels(
+    files: list[str], label: str = "label", label_fn: Any = None, storage_options: dict | None = None
+) -> list[np.ndarray]:
+    """The label of every record of every file: from a ``parafeed convert`` manifest beside local files when there
+    is one, else ``label_fn(record)``, else the tf.Example feature ``label`` read from each record."""
     from parafeed.io.manifest import manifest_labels
 
     if label_fn is None:
@@ -388,7 +391,7 @@ def record_labels(files: list[str], label: str = "label", label_fn: Any = None) 
 
     out = []
     for path in files:
-        records = list(TFRecordFileReader(path))
+        records = list(TFRecordFileReader(path, storage_options=storage_options))
         if label_fn is not None:
             values = [label_fn(r) for r in records]
         else:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from parafeed.errors import CancelledError, NotFoundError, UnavailableError
-from parafeed.io.shard_cache import CAPACITY
+from parafeed.io.shard_cache import CAPACITY, CachedCopy
 
 if TYPE_CHECKING:
     from parafeed.io.shard_cache import Part
@@ -163,10 +163,10 @@ def describe(fs: Any, path: str, retrier: Retrier) -> dict:
     return info
 
 
-def open_remote(url: str, fs: Any, path: str, step: str) -> Any:
+def open_remote(url: str, fs: Any, path: str, step: str, current: Settings | None = None) -> Any:
     """The file at ``url``: its whole copy in the shard cache when there is one, else a :class:`RemoteFile` (also
-    filling the cache when it is on)."""
-    current = settings()
+    filling the cache when it is on); ``current``: the settings (the running pipeline's by default)."""
+    current = current or settings()
     retrier = Retrier(url, step, current)
     info = describe(fs, path, retrier)
     sink = None
@@ -181,6 +181,22 @@ def open_remote(url: str, fs: Any, path: str, step: str) -> Any:
     return RemoteFile(url, fs, path, retrier, info, sink)
 
 
+def local_copy(url: str, fs: Any, path: str, step: str, current: Settings) -> str | None:
+    """The path of the shard cache's whole copy of the file, read into the cache first if need be; None when the
+    cache is off or the file does not fit in it."""
+    if current.cache_dir is None:
+        return None
+    with open_remote(url, fs, path, step, current) as f:
+        if isinstance(f, CachedCopy):
+            return f.name
+        if f.sink is None:
+            return None
+        chunk = bytearray(current.block_size)
+        while f.readinto(chunk):
+            pass
+        return f.sink.final if f.sink.done else None
+
+
 class RemoteFile:
     """A read-only binary file at ``url`` (``path`` within the fsspec filesystem ``fs``): ``readinto``, ``read``,
     ``seek``, ``tell``, ``close``, with blocks read ahead (see the module's doc)."""
@@ -191,7 +207,7 @@ class RemoteFile:
         self._path = path
         self._settings = settings = retrier.settings
         self.retrier = retrier
-        self._sink = sink  # the shard cache's copy, written block by block as they come
+        self.sink = sink  # the shard cache's copy, written block by block as they come
         self.size = int(info["size"])
         self._block = settings.block_size
         self._most = max(1, settings.read_ahead // self._block)  # blocks in flight at most
@@ -245,8 +261,8 @@ class RemoteFile:
             future.cancel()
         self._blocks.clear()
         self._current = None
-        if self._sink is not None:
-            self._sink.abandon()  # (a no-op once every block is in)
+        if self.sink is not None:
+            self.sink.abandon()  # (a no-op once every block is in)
 
     def __enter__(self) -> RemoteFile:
         return self
@@ -295,6 +311,6 @@ class RemoteFile:
 
     def _fetch(self, k: int, start: int, end: int) -> bytes:
         data = self.retrier.read_range(self._fs, self._path, start, end)
-        if self._sink is not None:
-            self._sink.write(k, data)
+        if self.sink is not None:
+            self.sink.write(k, data)
         return data

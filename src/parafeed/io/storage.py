@@ -34,14 +34,26 @@ def as_path(name: Any) -> str:
     return os.fsdecode(name)
 
 
+_filesystems: dict[str, Any] = {}
+
+
 def filesystem(url: str, storage_options: dict | None, step: str) -> tuple[Any, str]:
-    """``(fsspec filesystem, path within it)`` for ``url``; fsspec caches filesystems built with equal options."""
+    """``(fsspec filesystem, path within it)`` for ``url``. A process keeps one filesystem per protocol and
+    options, so every file of a pipeline shares its connections (even with ``skip_instance_cache``)."""
     try:
         import fsspec
     except ImportError:
         raise _missing(url, step, "fsspec") from None
+    protocol = url.split("://", 1)[0]
+    key = fsspec.utils.tokenize(protocol, os.getpid(), storage_options)  # (a forked child builds its own)
+    fs = _filesystems.get(key)
+    if fs is not None:
+        return fs, fs._strip_protocol(url)
     try:
-        return fsspec.core.url_to_fs(url, **(storage_options or {}))
+        fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        if "::" not in protocol:  # (a chain of filesystems is built anew each time)
+            _filesystems[key] = fs
+        return fs, path
     except ImportError as err:  # the protocol's package (s3fs, gcsfs, aiohttp) is not installed
         raise _missing(url, step, str(err)) from None
     except ValueError as err:

@@ -158,6 +158,7 @@ class TFRecordFileReader(DatasetIterator):
                  storage_options: dict | None = None):  # fmt: skip
         super().__init__()
         self.path = path
+        self._storage_options = storage_options
         self._source = ByteStream(path, compression, "TFRecordDataset", storage_options)
         self._chunk = buffer_size
         self._crc = _crc32c() if verify else None
@@ -214,18 +215,18 @@ class TFRecordFileReader(DatasetIterator):
             done += 1
             if done == n:
                 return done
-        if (
-            self._error is not None
-            or not self._source.seekable
-            or (self._eof and not self._buf)
-            or is_url(self.path)  # (no index of remote files yet: read through)
-        ):
+        if self._error is not None or not self._source.seekable or (self._eof and not self._buf):
             return done + super().skip(n - done)
-        from parafeed.io.index import record_offsets
+        from parafeed.io.index import record_offsets, remote_offsets
 
-        try:
-            offsets = record_offsets(self.path)
+        try:  # a remote file's index only when it is at hand (building it reads the whole file)
+            if is_url(self.path):
+                offsets = remote_offsets(self.path, self._storage_options, build=False)
+            else:
+                offsets = record_offsets(self.path)
         except DataLossError:  # damage: read through it record by record, reporting it as usual
+            return done + super().skip(n - done)
+        if offsets is None:
             return done + super().skip(n - done)
         here = self._base + self._pos
         i = int(np.searchsorted(offsets, here))

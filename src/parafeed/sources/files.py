@@ -18,7 +18,7 @@ import numpy as np
 from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.graph import SOURCE
-from parafeed.io.storage import glob, is_url
+from parafeed.io.storage import glob
 from parafeed.iterator import DatasetIterator
 from parafeed.sources.memory import TensorSlicesDataset
 from parafeed.structure import STRING, TensorSpec
@@ -82,6 +82,7 @@ class FileReaderDataset(Dataset):
 
     kind = SOURCE
     _step = "reader"
+    storage_options: dict | None = None  # the filesystem's options, for files named by URL
 
     def __init__(
         self,
@@ -200,6 +201,7 @@ class TFRecordDataset(FileReaderDataset):
 
         compression, size = _stream_settings(compression_type, buffer_size, DEFAULT_BUFFER_SIZE)
         self._compression = compression
+        self.storage_options = storage_options
 
         def reader(path: str) -> DatasetIterator:
             return TFRecordFileReader(path, compression, size, storage_options=storage_options)
@@ -211,11 +213,11 @@ class TFRecordDataset(FileReaderDataset):
         return not self._compression
 
     def record_count(self, path: str) -> int:
-        if self._compression or is_url(path):
+        if self._compression:
             return super().record_count(path)
         from parafeed.io.index import record_offsets
 
-        return len(record_offsets(path))
+        return len(record_offsets(path, self.storage_options))
 
 
 class TextLineDataset(FileReaderDataset):

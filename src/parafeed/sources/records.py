@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import os
 from collections.abc import Callable
 from typing import Any
@@ -26,10 +28,12 @@ from parafeed.structure import STRING, TensorSpec
 class _RecordsDataset(Dataset):
     kind = SOURCE
 
-    def __init__(self, files: list[str], counts: list[int], parents: tuple = (), name: str | None = None):
+    def __init__(self, files: list[str], counts: list[int], parents: tuple = (), name: str | None = None,
+                 storage_options: dict | None = None):  # fmt: skip
         super().__init__(parents, name=name)
         self._files = list(files)
         self._counts = list(counts)
+        self._storage_options = storage_options
 
     def _element_spec(self) -> Any:
         return TensorSpec((), STRING)
@@ -38,12 +42,13 @@ class _RecordsDataset(Dataset):
 class RecordsAtDataset(_RecordsDataset):
     """The records at ``positions`` of the concatenation of ``files`` (which hold ``counts`` records), in order."""
 
-    def __init__(self, files: list[str], counts: list[int], positions: Any, name: str | None = None):
-        super().__init__(files, counts, name=name)
+    def __init__(self, files: list[str], counts: list[int], positions: Any, name: str | None = None,
+                 storage_options: dict | None = None):  # fmt: skip
+        super().__init__(files, counts, name=name, storage_options=storage_options)
         self._positions = np.asarray(positions, dtype=np.int64)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _PositionsIterator(self._files, self._counts, lambda: self._positions)
+        return _PositionsIterator(self._files, self._counts, lambda: self._positions, self._storage_options)
 
     def _cardinality(self) -> int:
         return len(self._positions)
@@ -54,7 +59,7 @@ class ShuffledShareDataset(_RecordsDataset):
     shuffle steps, innermost first). Its parent is the reader's dataset of file names."""
 
     def __init__(self, reader: Any, counts: list[int], shuffles: list, num_replicas: int, replica_id: int):
-        super().__init__(reader.file_list(), counts, reader.parents, name=reader.name)
+        super().__init__(reader.file_list(), counts, reader.parents, reader.name, reader.storage_options)
         self._order_of = reader.record_order
         self._shuffles = list(shuffles)
         self._n, self._r = num_replicas, replica_id
@@ -74,7 +79,7 @@ class ShuffledShareDataset(_RecordsDataset):
 
     def _make_iterator(self) -> DatasetIterator:
         scope = current_scope()
-        return _PositionsIterator(self._files, self._counts, lambda: self.share(scope))
+        return _PositionsIterator(self._files, self._counts, lambda: self.share(scope), self._storage_options)
 
     def _cardinality(self) -> int:
         total = sum(self._counts)
@@ -90,16 +95,21 @@ def _all(it: DatasetIterator) -> list:
 
 class _PositionsIterator(DatasetIterator):
     """Reads the records at ``positions()`` (computed on first use, and again after a restore: they may depend on
-    the run's iteration, which a restore sets)."""
+    the run's iteration, which a restore sets). Records of remote files are requested ``AHEAD`` at a time on the
+    I/O threads, so their latency overlaps."""
 
-    def __init__(self, files: list[str], counts: list[int], positions: Callable[[], np.ndarray]):
+    AHEAD = 32
+
+    def __init__(self, files: list[str], counts: list[int], positions: Callable[[], np.ndarray],
+                 storage_options: dict | None = None):  # fmt: skip
         super().__init__()
         from parafeed.io.index import RecordFiles
 
-        self._records = RecordFiles(files, counts)
+        self._records = RecordFiles(files, counts, storage_options)
         self._positions_of = positions
         self._positions: np.ndarray | None = None
         self._index = 0
+        self._ahead: collections.deque[concurrent.futures.Future] = collections.deque()  # records _index, ...
 
     def _todo(self) -> np.ndarray:
         if self._positions is None:
@@ -110,12 +120,25 @@ class _PositionsIterator(DatasetIterator):
         positions = self._todo()
         if self._index >= len(positions):
             raise StopIteration
-        record = self._records.read(int(positions[self._index]))
+        if not self._records.remote:
+            record = self._records.read(int(positions[self._index]))
+        else:
+            from parafeed.io.remote import io_pool
+
+            for p in positions[self._index + len(self._ahead) : self._index + self.AHEAD]:
+                self._ahead.append(io_pool().submit(self._records.read, int(p)))
+            record = self._ahead.popleft().result()
         self._index += 1
         return record
 
+    def _drop_ahead(self) -> None:
+        for future in self._ahead:
+            future.cancel()
+        self._ahead.clear()
+
     def skip(self, n: int) -> int:
         done = max(0, min(n, len(self._todo()) - self._index))
+        self._drop_ahead()
         self._index += done
         return done
 
@@ -123,6 +146,7 @@ class _PositionsIterator(DatasetIterator):
         return {"index": self._index}
 
     def _set_state(self, state: dict) -> None:
+        self._drop_ahead()
         self._positions = None
         index = int(state["index"])
         if index > len(self._todo()):
@@ -130,4 +154,5 @@ class _PositionsIterator(DatasetIterator):
         self._index = index
 
     def close(self) -> None:
+        self._drop_ahead()
         self._records.close()
