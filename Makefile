@@ -36,6 +36,7 @@ lint: $(VENV)/.installed-dev
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,bench]'
+	$(BIN)/pip install -q --no-deps mosaicml-streaming==0.13.0
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-demo
 
 bench: $(VENV)/.installed-bench
@@ -44,6 +45,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/images.py
 	$(BIN)/python benchmarks/python_fn.py
 	$(BIN)/python benchmarks/distribution.py
+	$(BIN)/python benchmarks/remote.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -496,16 +496,17 @@ class Dataset(DatasetSources):
 
     # ------------------------------------------------------------------ performance
 
-    def cache(self, filename: str = "", name: str | None = None) -> Dataset:
+    def cache(self, filename: str = "", name: str | None = None, *, storage_options: dict | None = None) -> Dataset:
         """Keep the elements after the first full pass, in memory or (with ``filename``) in a file.
 
         A file replays without running anything upstream. As in tf.data, it is tied to its filename: after changing
         the steps before it, delete the file or use another name (a change of dtypes is refused when the input's
-        element spec is known without running a user function).
+        element spec is known without running a user function). ``filename`` may be a URL (``s3://...``: uploaded
+        once complete; ``storage_options`` for its filesystem).
         """
         from parafeed.ops.cache import CacheDataset
 
-        return CacheDataset(self, filename, name=name)
+        return CacheDataset(self, filename, name=name, storage_options=storage_options)
 
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Produce up to ``buffer_size`` elements ahead on a background thread."""

@@ -111,12 +111,15 @@ class FaultProxy(_Server):
         assert fault is None or fault in FAULTS
         self.upstream = upstream.split("://", 1)[1]
         self.delay, self.fault, self.every, self.stall = delay, fault, every, stall
+        self.requests = 0
         self.ranged_gets = 0
         self.faults = 0
         self._lock = threading.Lock()
         super().__init__(_ProxyHandler)
 
     def pick(self, command: str, headers) -> str | None:
+        with self._lock:
+            self.requests += 1
         if command != "GET" or "Range" not in headers:
             return None
         with self._lock:

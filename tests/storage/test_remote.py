@@ -124,10 +124,13 @@ def test_text_csv_and_fixed_length_over_http(tmp_path):
         server.stop()
 
 
-def test_read_ahead_grows_while_the_reader_waits(s3, tmp_path):
+def test_read_ahead_grows_while_the_reader_waits(s3, tmp_path, monkeypatch):
     """With 30 ms added to every request, the reader waits on reads and the read-ahead grows, up to its bound."""
+    from parafeed.io import remote
     from parafeed.io.remote import RemoteFile, Retrier, Settings, describe
     from parafeed.io.storage import filesystem
+
+    monkeypatch.setattr(remote, "_learned", {})  # (what earlier reads of s3:// learned)
 
     data = os.urandom(2 << 20)
     prefix, fs = upload(s3, tmp_path, {})
@@ -140,6 +143,9 @@ def test_read_ahead_grows_while_the_reader_waits(s3, tmp_path):
         assert f.window == 2
         assert f.read() == data
         assert f.window == 8 and f.waited > 0  # 512 KiB / 64 KiB blocks
+        again = RemoteFile(f"{prefix}/blob", remote_fs, path, retrier, describe(remote_fs, path, retrier))
+        assert again.window == 8  # the next file starts where the last one got to
+        again.close()
         f.seek(123_456)
         assert f.read(1000) == data[123_456:124_456]
         f.close()

@@ -43,7 +43,7 @@ def proxy(s3):
     server.stop()
 
 
-def test_the_second_epoch_reads_the_cache_with_no_ranged_requests(s3, proxy, tmp_path):
+def test_the_second_epoch_reads_the_cache_with_no_ranged_requests(s3, proxy, tmp_path, monkeypatch):
     files = {f"p-{i}.tfrecord": random_records(30, seed=i) for i in range(3)}
     prefix, fs = upload(s3, tmp_path, files)
     urls = [f"{prefix}/{name}" for name in files]
@@ -61,10 +61,13 @@ def test_the_second_epoch_reads_the_cache_with_no_ranged_requests(s3, proxy, tmp
     assert sorted(os.path.getsize(tmp_path / "cache" / e) for e in entries) == sorted(fs.size(u[5:]) for u in urls)
     assert list(serial) == expected
     assert sorted(list(ds)) == sorted(expected)
-    assert proxy.ranged_gets == fetched  # the second and third pass: only the size asked (HEAD), no bytes
+    assert proxy.ranged_gets == fetched  # the second and third pass: no bytes asked for
+    requests = proxy.requests
+    assert list(serial) == expected and proxy.requests == requests  # within a minute, not even their sizes
 
     changed = random_records(5, seed=99)  # a new object at the same URL is never served from the old copy
     upload_one(fs, tmp_path, urls[0], changed)
+    monkeypatch.setattr(pf.io.remote, "RECHECK", 0.0)  # (a minute later)
     assert list(serial)[:6] == changed + files["p-1.tfrecord"][:1]
     assert proxy.ranged_gets > fetched
 

@@ -21,7 +21,6 @@ import math
 import os
 import struct
 import sys
-import uuid
 import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -29,6 +28,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from parafeed.errors import DataLossError, InvalidArgumentError
+from parafeed.io.storage import is_url, open_input, publish, staging_name
 from parafeed.structure import STRING, dtype_name, flatten
 
 MAGIC = b"PFCACHE2"
@@ -52,11 +52,13 @@ def _dtype_code(dtype: np.dtype) -> str:
 
 
 class CacheWriter:
-    """Writes elements to a temporary file and publishes it at ``path`` on :meth:`finish`."""
+    """Writes elements to a temporary file and publishes it at ``path`` (a local path or a URL: then it is uploaded)
+    on :meth:`finish`."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, storage_options: dict | None = None):
         self.path = path
-        self._tmp = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._storage_options = storage_options
+        self._tmp = staging_name(path)
         try:
             self._file: BinaryIO | None = open(self._tmp, "wb")  # noqa: SIM115 (closed in finish/abort)
         except OSError as err:
@@ -112,7 +114,7 @@ class CacheWriter:
             os.fsync(self._file.fileno())
             self._file.close()
             self._file = None
-            os.replace(self._tmp, self.path)
+            publish(self._tmp, self.path, "cache()", self._storage_options)
         except OSError as err:
             self.abort()
             raise OSError(err.errno, f"cache(): finishing the cache file {self.path} failed: {err.strerror}") from err
@@ -212,9 +214,12 @@ class CacheReader:
     the pipeline's dtypes and packs the leaves like its element spec.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, storage_options: dict | None = None):
         self.path = path
-        self._file = open(path, "rb")  # noqa: SIM115 (closed in close)
+        if is_url(path):
+            self._file: Any = open_input(path, "cache()", storage_options)
+        else:
+            self._file = open(path, "rb")  # noqa: SIM115 (closed in close)
         try:
             self._open()
         except BaseException:
@@ -223,7 +228,7 @@ class CacheReader:
 
     def _open(self) -> None:
         f, path = self._file, self.path
-        size = os.fstat(f.fileno()).st_size
+        size = f.size if is_url(path) else os.fstat(f.fileno()).st_size
         header = _read_header(f, path, size)
         self.header_end = f.tell()
         if size - self.header_end < len(FOOTER) + _COUNT.size:
@@ -288,9 +293,11 @@ class CacheReader:
         self.close()
 
 
-def read_cache(path: str, expected_dtypes: list[np.dtype] | None = None) -> Iterator[list]:
+def read_cache(
+    path: str, expected_dtypes: list[np.dtype] | None = None, storage_options: dict | None = None
+) -> Iterator[list]:
     """Yield the flat leaves of each element in the cache file at ``path``; checks dtypes, footer and CRCs."""
-    with CacheReader(path) as reader:
+    with CacheReader(path, storage_options) as reader:
         if expected_dtypes is not None:
             reader.check(expected_dtypes)
         yield from reader.records(expected_dtypes)

@@ -4,7 +4,8 @@ A :class:`RemoteFile` splits its file into blocks (``options.remote.block_size``
 reader's position in flight on a shared pool of I/O threads, so request latency overlaps with reading. How many are
 in flight is tuned while reading: it starts at two blocks and grows by one each time the reader has to wait for a
 block, up to ``options.remote.read_ahead`` bytes, so a slow or distant endpoint gets the concurrency its latency
-needs (bandwidth x latency) and a fast one no more than it uses.
+needs (bandwidth x latency) and a fast one no more than it uses. A new file of the same kind of store (``s3://``,
+``gs://`` ...) starts at the read-ahead the last one grew to, so small files do not each learn it again.
 
 Every request is retried on transient faults (5xx and throttling answers, timeouts, connections cut, responses
 shorter than asked) with exponential back-off and jitter. What a response delivered is kept and the next request
@@ -32,6 +33,7 @@ from parafeed.io.shard_cache import CAPACITY, CachedCopy
 if TYPE_CHECKING:
     from parafeed.io.shard_cache import Part
 
+RECHECK = 60.0  # seconds a listing's or the cache's word on an object is trusted without asking the store again
 IO_THREADS = 32  # threads for remote reads in a process (they wait on the network, not the CPU)
 MAX_DELAY = 10.0  # seconds between retries at most
 
@@ -163,12 +165,28 @@ def describe(fs: Any, path: str, retrier: Retrier) -> dict:
     return info
 
 
+_learned: dict[str, int] = {}  # protocol -> the read-ahead (blocks) its files last grew to
+_known: dict[str, tuple[float, dict]] = {}  # url -> (when, fs.info) from a listing, or of a copy found in the cache
+
+
+def remember(url: str, info: dict) -> None:
+    """Keep what a listing said of the object at ``url`` (its size, identity) for ``RECHECK`` seconds."""
+    _known[url] = (time.monotonic(), info)
+
+
+def recall(url: str) -> dict | None:
+    """What a listing or the shard cache said of ``url`` less than ``RECHECK`` seconds ago."""
+    seen = _known.get(url)
+    return seen[1] if seen is not None and time.monotonic() - seen[0] < RECHECK else None
+
+
 def open_remote(url: str, fs: Any, path: str, step: str, current: Settings | None = None) -> Any:
     """The file at ``url``: its whole copy in the shard cache when there is one, else a :class:`RemoteFile` (also
     filling the cache when it is on); ``current``: the settings (the running pipeline's by default)."""
     current = current or settings()
     retrier = Retrier(url, step, current)
-    info = describe(fs, path, retrier)
+    known = recall(url)
+    info = known or describe(fs, path, retrier)
     sink = None
     if current.cache_dir is not None:
         from parafeed.io.shard_cache import ShardCache
@@ -176,6 +194,7 @@ def open_remote(url: str, fs: Any, path: str, step: str, current: Settings | Non
         cache = ShardCache(current.cache_dir, current.cache_bytes)
         copy = cache.open(url, info)
         if copy is not None:
+            remember(url, info)
             return copy
         sink = cache.reserve(url, info, current.block_size)
     return RemoteFile(url, fs, path, retrier, info, sink)
@@ -211,7 +230,7 @@ class RemoteFile:
         self.size = int(info["size"])
         self._block = settings.block_size
         self._most = max(1, settings.read_ahead // self._block)  # blocks in flight at most
-        self.window = min(2, self._most)  # blocks in flight now
+        self.window = min(max(2, _learned.get(url.split("://", 1)[0], 0)), self._most)  # blocks in flight now
         self._pos = 0
         self._blocks: dict[int, concurrent.futures.Future] = {}
         self._current: tuple[int, memoryview] | None = None  # (block index, its bytes)
@@ -293,6 +312,7 @@ class RemoteFile:
             self.waited += time.perf_counter() - start
             if ahead:  # the read-ahead was not far enough ahead: read further
                 self.window = min(self._most, self.window + 1)
+                _learned[self.url.split("://", 1)[0]] = self.window  # the next file of this store starts there
         self._current = (k, memoryview(future.result()))
         self._schedule(k + 1)
         return self._current[1]

@@ -12,8 +12,10 @@
 * **Bounded.** Room for a new entry is made by removing the least recently used entries (their modification time
   is touched on every use) until the cache holds at most ``options.remote.cache_bytes`` (16 GiB), parts in flight
   counted at their full size; a file bigger than that is read without the cache.
-* **Checked on use.** An entry whose size is not its object's is removed and read again; TFRecord readers check each
-  record's CRCs, from a cached copy as from the store.
+* **Checked on use.** Opening a file asks the store for its identity (one HEAD request), except within a minute of
+  finding the same object in the cache or in a listing (``remote.RECHECK``), so an epoch of small files runs at
+  local speed and a changed object is seen within a minute. An entry whose size is not its object's is removed and
+  read again; TFRecord readers check each record's CRCs, from a cached copy as from the store.
 """
 
 from __future__ import annotations

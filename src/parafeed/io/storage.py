@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
+import uuid
 from typing import Any
 
 from parafeed.errors import InvalidArgumentError, NotFoundError
@@ -73,13 +75,21 @@ def glob(pattern: str, storage_options: dict | None, step: str) -> list[str]:
         import glob as globbing
 
         return globbing.glob(local_path(pattern))
+    from parafeed.io.remote import remember
+
     fs, path = filesystem(pattern, storage_options, step)
-    return [fs.unstrip_protocol(p) for p in fs.glob(path) if fs.isfile(p)]
+    found = []
+    for name, info in fs.glob(path, detail=True).items():
+        if info.get("type") != "directory":
+            found.append(fs.unstrip_protocol(name))
+            remember(found[-1], info)  # opening it then asks nothing more (docs/storage.md)
+    return found
 
 
-def open_input(path: str, step: str, storage_options: dict | None = None) -> Any:
-    """A raw, seekable binary file over ``path``: the local file, or a :class:`RemoteFile` for a URL. A missing
-    file raises :class:`NotFoundError` (still a FileNotFoundError) naming the step."""
+def open_input(path: str, step: str, storage_options: dict | None = None, current: Any = None) -> Any:
+    """A raw, seekable binary file over ``path``: the local file, or a :class:`RemoteFile` for a URL (read with the
+    :class:`parafeed.io.remote.Settings` ``current``, the running pipeline's by default). A missing file raises
+    :class:`NotFoundError` (still a FileNotFoundError) naming the step."""
     if not is_url(path):
         local = local_path(path)
         try:
@@ -91,4 +101,51 @@ def open_input(path: str, step: str, storage_options: dict | None = None) -> Any
     from parafeed.io.remote import open_remote
 
     fs, inner = filesystem(path, storage_options, step)
-    return open_remote(path, fs, inner, step)
+    return open_remote(path, fs, inner, step, current)
+
+
+def size_of(path: str, step: str, storage_options: dict | None = None) -> int:
+    """The size in bytes of the file at ``path``."""
+    if not is_url(path):
+        return os.path.getsize(local_path(path))
+    from parafeed.io.remote import Retrier, describe, settings
+
+    fs, inner = filesystem(path, storage_options, step)
+    return int(describe(fs, inner, Retrier(path, step, settings()))["size"])
+
+
+def exists(path: str, step: str, storage_options: dict | None = None) -> bool:
+    """Whether a file is at ``path``."""
+    if not is_url(path):
+        return os.path.exists(local_path(path))
+    from parafeed.io.remote import Retrier, settings
+
+    fs, inner = filesystem(path, storage_options, step)
+    return bool(Retrier(path, step, settings()).call("looking for it", 0, lambda: fs.exists(inner)))
+
+
+def staging_name(path: str) -> str:
+    """A local temporary name to write the bytes of ``path`` into, before :func:`publish`: beside a local path (so
+    that publishing it is a rename), in the temporary directory for a URL."""
+    if not is_url(path):
+        return f"{local_path(path)}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    suffix = "-" + re.sub(r"[^A-Za-z0-9._-]", "_", path.rsplit("/", 1)[-1])[-64:]
+    fd, tmp = tempfile.mkstemp(prefix="parafeed-upload-", suffix=suffix)
+    os.close(fd)
+    return tmp
+
+
+def publish(tmp: str, path: str, step: str, storage_options: dict | None = None) -> None:
+    """Put the finished local file ``tmp`` at ``path``: a rename, or an upload (retried on transient faults) after
+    which ``tmp`` is removed. Either way the file appears whole or not at all (object stores make an upload visible
+    once it is complete)."""
+    if not is_url(path):
+        os.replace(tmp, local_path(path))
+        return
+    from parafeed.io.remote import Retrier, settings
+
+    try:
+        fs, inner = filesystem(path, storage_options, step)
+        Retrier(path, step, settings()).call("uploading", 0, lambda: fs.put_file(tmp, inner))
+    finally:
+        os.remove(tmp)

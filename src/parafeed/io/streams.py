@@ -7,8 +7,7 @@ import zlib
 from typing import Any, BinaryIO
 
 from parafeed.errors import DataLossError, InvalidArgumentError
-from parafeed.io.shard_cache import CachedCopy
-from parafeed.io.storage import open_input
+from parafeed.io.storage import is_url, open_input
 
 _COMPRESSIONS = {"": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB"}
 
@@ -38,22 +37,41 @@ class ByteStream:
     def __init__(self, path: str, compression: str, step: str, storage_options: dict | None = None):
         self.path = path
         self._step = step
-        self._file: BinaryIO | None = open_input(path, step, storage_options)
+        # a URL is opened at the first read: its first requests then wait on the thread that reads (a parallel
+        # interleave's input thread), not on the one that built the reader
+        self._opening: tuple | None = None
+        self._file: BinaryIO | None = None
+        if is_url(path):
+            from parafeed.io.remote import settings
+
+            self._opening = (path, step, storage_options, settings())  # (the building pipeline's options)
+        else:
+            self._file = open_input(path, step, storage_options)
         self._compression = compression
         self._inflate = zlib.decompressobj(wbits(compression)) if compression else None
         self._pending = b""  # compressed bytes read past the end of a GZIP member: the start of the next one
         self._compressed_read = 0
 
+    def _opened(self) -> BinaryIO | None:
+        """The file, opened now if it is a URL not opened yet; None once closed."""
+        if self._opening is not None:
+            opening, self._opening = self._opening, None
+            self._file = open_input(*opening)
+        return self._file
+
     @property
     def size(self) -> int:
         """The file's size in bytes (compressed bytes for a compressed file)."""
-        assert self._file is not None
-        size = getattr(self._file, "size", None)  # a RemoteFile knows it
-        return os.fstat(self._file.fileno()).st_size if size is None else size
+        file = self._opened()
+        assert file is not None
+        size = getattr(file, "size", None)  # a RemoteFile knows it
+        return os.fstat(file.fileno()).st_size if size is None else size
 
     @property
     def cached_copy(self) -> Any:
         """The shard cache's copy this stream reads (:class:`~parafeed.io.shard_cache.CachedCopy`), or None."""
+        from parafeed.io.shard_cache import CachedCopy
+
         return self._file if isinstance(self._file, CachedCopy) else None
 
     @property
@@ -61,8 +79,9 @@ class ByteStream:
         return self._inflate is None
 
     def seek(self, offset: int) -> None:
-        assert self._file is not None and self._inflate is None
-        self._file.seek(offset)
+        file = self._opened()
+        assert file is not None and self._inflate is None
+        file.seek(offset)
 
     def read(self, n: int) -> bytes:
         """Up to ``n`` more bytes (at least one unless the stream is over).
@@ -71,7 +90,7 @@ class ByteStream:
         gzip and TensorFlow do, and bytes after a member that do not start another one are corrupt data. A ZLIB
         stream ends the file: what follows it is not read (as in TensorFlow).
         """
-        if self._file is None:
+        if self._opened() is None:
             return b""
         if self._inflate is None:
             return self._file.read(n)
@@ -109,13 +128,14 @@ class ByteStream:
 
     def readinto(self, view: memoryview) -> int:
         """Read up to ``len(view)`` more bytes into ``view``; the number read (0 once the stream is over)."""
-        if self._inflate is None and self._file is not None:
+        if self._inflate is None and self._opened() is not None:
             return self._file.readinto(view) or 0
         data = self.read(len(view))
         view[: len(data)] = data
         return len(data)
 
     def close(self) -> None:
+        self._opening = None
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -10,6 +10,7 @@ from parafeed.dataset import Dataset, PassThroughDataset
 from parafeed.errors import StateError
 from parafeed.graph import REORDERING
 from parafeed.io.cache_file import CacheReader, CacheWriter
+from parafeed.io.storage import exists
 from parafeed.iterator import DatasetIterator, Scope, build_in, current_scope
 from parafeed.structure import flatten, pack_as
 
@@ -43,10 +44,12 @@ class CacheDataset(PassThroughDataset):
 
     kind = REORDERING
 
-    def __init__(self, parent: Dataset, filename: str | os.PathLike = "", name: str | None = None):
+    def __init__(self, parent: Dataset, filename: str | os.PathLike = "", name: str | None = None,
+                 storage_options: dict | None = None):  # fmt: skip
         super().__init__(parent, name=name)
         filename = os.fspath(filename)
         self._path = filename + CACHE_SUFFIX if filename else None
+        self._storage_options = storage_options
         self._memory = MemoryCache()
 
     def with_parents(self, *parents: Dataset) -> Dataset:
@@ -61,7 +64,7 @@ class CacheDataset(PassThroughDataset):
         """The file's elements, described by its header; the input's element spec is asked only when it is known
         without running a user function (to check the file was written by this pipeline), or when the header cannot
         describe them."""
-        with CacheReader(self._path) as reader:
+        with CacheReader(self._path, self._storage_options) as reader:
             if not reader.count:
                 return
             nesting, dtypes = reader.nesting, reader.dtypes
@@ -106,7 +109,7 @@ class _CacheIterator(DatasetIterator):
         if replay and ds._path is None and memory.elements is not None and iteration in (None, memory.iteration):
             self._source, self._replay = iter(memory.elements), (memory.iteration,)
             return
-        if replay and ds._path is not None and os.path.exists(ds._path):
+        if replay and ds._path is not None and exists(ds._path, "cache()", ds._storage_options):
             self._source, self._replay = ds._read_file(), (None,)
             return
         self._replay = None
@@ -114,8 +117,9 @@ class _CacheIterator(DatasetIterator):
             self._iteration = iteration
         if ds._path is None:
             self._elements = []
-        elif not os.path.exists(ds._path):
-            self._writer = CacheWriter(ds._path)  # before the input iterator, so a failure here leaks nothing
+        elif not exists(ds._path, "cache()", ds._storage_options):
+            # before the input iterator, so a failure here leaks nothing
+            self._writer = CacheWriter(ds._path, ds._storage_options)
         replay_of = None if self._iteration == self._scope.iteration else self._iteration
         self._parent = build_in(self._scope, ds._parent, replay=replay_of)
 

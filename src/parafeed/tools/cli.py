@@ -15,7 +15,7 @@ def _convert(args: argparse.Namespace) -> int:
 
     result = convert(
         args.src, args.out, args.shards, name=args.name, label=args.label, seed=args.seed, workers=args.workers,
-        verify=not args.no_verify, strict=args.strict, overwrite=args.overwrite,
+        verify=not args.no_verify, strict=args.strict, overwrite=args.overwrite, storage_options=args.storage_options,
     )  # fmt: skip
     m = result.manifest
     print(f"wrote {m['num_records']} records in {m['num_shards']} shards; manifest {result.manifest_path}")
@@ -28,9 +28,15 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    from parafeed.io.storage import glob, is_url
     from parafeed.tools.inspect import format_reports, inspect_file
 
-    reports = [inspect_file(path, args.compression, args.label) for path in args.files]
+    paths = [  # a URL's glob is expanded here (the shell expands local ones)
+        path
+        for arg in args.files
+        for path in (sorted(glob(arg, args.storage_options, "inspect")) if is_url(arg) and "*" in arg else [arg])
+    ]
+    reports = [inspect_file(path, args.compression, args.label, args.storage_options) for path in paths]
     if args.json:
         print(json.dumps([r.as_dict() for r in reports], indent=2))
     else:
@@ -72,13 +78,20 @@ def _demo(args: argparse.Namespace) -> int:
     return main(args.workdir, args.epochs, args.replicas)
 
 
+def _storage_options_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--storage-options", type=json.loads, metavar="JSON",
+        help="for URLs: the fsspec filesystem's options as JSON, e.g. '{\"client_kwargs\": {\"endpoint_url\": ...}}'",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parafeed", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("convert", help="image folder / CSV / .npz -> balanced TFRecord shards + manifest")
     p.add_argument("src", help="an image folder (one subfolder per class), a .csv file or a .npz file")
-    p.add_argument("out", help="output folder")
+    p.add_argument("out", help="output folder, or a URL (s3://bucket/prefix, gs://...)")
     p.add_argument("--shards", type=int, required=True, help="number of shards")
     p.add_argument("--name", help="shard name prefix (default: the source's name)")
     p.add_argument("--label", help="label column / array (default: 'label' when present)")
@@ -87,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="do not decode every image to check it first")
     p.add_argument("--strict", action="store_true", help="fail when an input file is unreadable (default: skip it)")
     p.add_argument("--overwrite", action="store_true", help="replace shards of the same name in OUT")
+    _storage_options_argument(p)
     p.set_defaults(run=_convert)
 
     p = sub.add_parser("inspect", help="record counts, schema, labels and CRC check of TFRecord files")
@@ -94,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compression", choices=["", "GZIP", "ZLIB"], help="default: GZIP for *.gz, else none")
     p.add_argument("--label", default="label", help="feature holding the label (default: label)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _storage_options_argument(p)
     p.set_defaults(run=_inspect)
 
     p = sub.add_parser("report", help="per-replica sample counts, class histograms and imbalance of a split")

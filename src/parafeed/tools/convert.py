@@ -6,7 +6,12 @@ with a header row, or a ``.npz`` file of arrays with a common first dimension.
 Shards are balanced: record counts differ by at most one, and when there are labels every shard's count of every
 class is within one of the ideal share (records of each class are dealt round-robin across the shards). The result
 depends only on the input and the seed. Shards are written in parallel by worker processes, each to a temporary
-name renamed when complete; the manifest (``<name>.manifest.json``), written last, is what marks a complete set.
+name renamed when complete, with its record index beside it (``.pfindex``: readers seek in it, locally or in object
+storage); the manifest (``<name>.manifest.json``), written last, is what marks a complete set.
+
+The output folder may be a URL (``s3://bucket/prefix``, ``gs://...``: ``storage_options`` for its filesystem): the
+set is written to a local temporary folder, then uploaded file by file (each retried on transient faults), the
+manifest last.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import InvalidArgumentError, WorkerError
+from parafeed.io.index import INDEX_SUFFIX
 from parafeed.io.manifest import FORMAT, MANIFEST_SUFFIX
+from parafeed.io.storage import filesystem, is_url, publish
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 LABELS_SUFFIX = ".labels.npz"
@@ -298,6 +305,9 @@ def _write_shard(encode: Callable, items: list, path: str, labels: list[int] | N
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+    from parafeed.io.index import record_offsets
+
+    record_offsets(path)  # writes the shard's index beside it
     entry = {"file": os.path.basename(path), "records": len(items), "bytes": os.path.getsize(path)}
     if labels is not None:
         entry["labels"] = _histogram(labels)
@@ -320,8 +330,10 @@ def convert(
     strict: bool = False,
     overwrite: bool = False,
     progress: bool = True,
+    storage_options: dict | None = None,
 ) -> ConvertResult:
-    """Convert ``src`` (image folder, .csv or .npz) into ``num_shards`` balanced TFRecord shards in ``out``.
+    """Convert ``src`` (image folder, .csv or .npz) into ``num_shards`` balanced TFRecord shards in ``out`` (a folder
+    or a URL).
 
     ``progress=False`` hides the progress bars. ``result.manifest`` is what ``read_manifest`` gives for the output.
     """
@@ -332,9 +344,13 @@ def convert(
     if not os.path.exists(src):
         raise InvalidArgumentError(f"convert: {src} does not exist")
     name = name or os.path.splitext(os.path.basename(os.path.normpath(src)))[0]
+    if is_url(out):
+        return _convert_to_url(out, name, overwrite, storage_options, lambda folder: convert(
+            src, folder, num_shards, name, label, seed, workers, verify, strict, overwrite=True, progress=progress
+        ))  # fmt: skip
     manifest_path = os.path.join(out, name + MANIFEST_SUFFIX)
     os.makedirs(out, exist_ok=True)
-    existing = [f for f in os.listdir(out) if f.startswith(f"{name}-") and f.endswith(".tfrecord")]
+    existing = [f for f in os.listdir(out) if f.startswith(f"{name}-") and f.endswith((".tfrecord", INDEX_SUFFIX))]
     if (existing or os.path.exists(manifest_path)) and not overwrite:
         raise InvalidArgumentError(f"convert: {out} already holds shards named {name}-*; pass --overwrite to replace")
     if os.path.exists(manifest_path):
@@ -404,3 +420,29 @@ def convert(
     os.replace(tmp, manifest_path)
     manifest["_dir"] = os.path.abspath(out)  # as read_manifest gives it (not written to the file)
     return ConvertResult(manifest_path, manifest)
+
+
+def _convert_to_url(out: str, name: str, overwrite: bool, storage_options: dict | None,
+                    write: Callable[[str], ConvertResult]) -> ConvertResult:  # fmt: skip
+    """``write`` the set into a local temporary folder, then upload it to ``out``, its manifest last."""
+    import tempfile
+
+    from parafeed.io.remote import Retrier, settings
+
+    step = "convert"
+    fs, base = filesystem(out, storage_options, step)
+    retry = Retrier(out, step, settings()).call
+    found = retry("listing", 0, lambda: fs.glob(f"{base.rstrip('/')}/{name}[-.]*"))
+    existing = [p for p in found if p.rsplit("/", 1)[-1].startswith(f"{name}-") or p.endswith(MANIFEST_SUFFIX)]
+    if existing and not overwrite:
+        raise InvalidArgumentError(f"convert: {out} already holds shards named {name}-*; pass --overwrite to replace")
+    manifest_name = name + MANIFEST_SUFFIX
+    for path in sorted(existing, key=lambda p: not p.endswith(MANIFEST_SUFFIX)):  # incomplete from the manifest on
+        retry("removing", 0, lambda path=path: fs.rm_file(path))
+    with tempfile.TemporaryDirectory(prefix="parafeed-convert-") as folder:
+        result = write(folder)
+        for file in sorted(os.listdir(folder), key=lambda f: f == manifest_name):
+            target = f"{out.rstrip('/')}/{file}"
+            publish(os.path.join(folder, file), target, step, storage_options)
+    result.manifest["_dir"] = out.rstrip("/")
+    return ConvertResult(f"{out.rstrip('/')}/{manifest_name}", result.manifest)

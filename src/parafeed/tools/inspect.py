@@ -6,7 +6,6 @@ records (feature -> list type and value counts), and the histogram of the label 
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,18 +31,22 @@ class FileReport:
                 "not_examples": self.not_examples}  # fmt: skip
 
 
-def inspect_file(path: str, compression: str | None = None, label: str = "label") -> FileReport:
-    """Read every record of ``path`` (checking CRCs), infer its Example schema and count its labels."""
+def inspect_file(
+    path: str, compression: str | None = None, label: str = "label", storage_options: dict | None = None
+) -> FileReport:
+    """Read every record of ``path`` (a local path or a URL; checking CRCs), infer its Example schema and count its
+    labels."""
     from parafeed.io.example_proto import message_classes
+    from parafeed.io.storage import size_of
     from parafeed.io.streams import compression_type_of
     from parafeed.io.tfrecord import TFRecordFileReader
 
     if compression is None:
         compression = "GZIP" if path.endswith(".gz") else ""
-    report = FileReport(path, bytes=os.path.getsize(path))
+    report = FileReport(path, bytes=size_of(path, "inspect", storage_options))
     example = message_classes()["Example"]
     batch: list[bytes] = []
-    reader = TFRecordFileReader(path, compression_type_of(compression))
+    reader = TFRecordFileReader(path, compression_type_of(compression), storage_options=storage_options)
     while True:
         try:
             record = next(reader)
