@@ -46,6 +46,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/python_fn.py
 	$(BIN)/python benchmarks/distribution.py
 	$(BIN)/python benchmarks/remote.py
+	$(BIN)/python benchmarks/remote_faults.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis

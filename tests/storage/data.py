@@ -13,7 +13,7 @@ from .servers import s3_options
 _bucket_numbers = itertools.count()
 
 # parafeed does the retrying: botocore tries once (and s3fs too: the one_try fixture)
-ONE_TRY = {"config_kwargs": {"retries": {"max_attempts": 1}, "read_timeout": 1, "connect_timeout": 2}}
+ONE_TRY = {"config_kwargs": {"retries": {"total_max_attempts": 1}, "read_timeout": 1, "connect_timeout": 2}}
 
 
 def random_records(n: int, seed: int = 0) -> list[bytes]:

@@ -9,6 +9,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import NotFoundError, UnavailableError
+from parafeed.io.remote import Retrier
 
 from .data import ONE_TRY, random_records, small_blocks, upload
 from .servers import FAULTS, FaultProxy, FileServer, s3_options
@@ -34,12 +35,14 @@ def test_every_fault_kind_is_survived_with_every_record_once(s3, tmp_path, fault
     records = random_records(60, seed=7)
     prefix, _ = upload(s3, tmp_path, {"d.tfrecord": records})
     proxy = FaultProxy(s3.url, fault=fault, every=3, stall=1.5)
+    retried = Retrier.total_faults
     try:
         ds = pf.TFRecordDataset(f"{prefix}/d.tfrecord", storage_options=s3_options(proxy.url, **ONE_TRY))
         it = iter(small_blocks(ds))
         got = list(it)
         assert got == records  # nothing lost, nothing repeated, in order (and every record's CRC checked)
         assert proxy.faults >= 3
+        assert Retrier.total_faults - retried == proxy.faults  # each fault reached parafeed and was retried once
     finally:
         proxy.stop()
 

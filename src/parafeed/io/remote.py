@@ -100,7 +100,10 @@ def backoff(attempt: int, first: float) -> float:
 
 
 class Retrier:
-    """Runs requests for one file, retrying transient faults; counts what it did (``faults``, ``retries``)."""
+    """Runs requests for one file, retrying transient faults; counts the faults it retried (``faults``; all
+    retriers of the process: ``Retrier.total_faults``)."""
+
+    total_faults = 0
 
     def __init__(self, url: str, step: str, settings: Settings):
         self.url = url
@@ -131,6 +134,7 @@ class Retrier:
             ) from err
         with self._lock:
             self.faults += 1
+            Retrier.total_faults += 1
         time.sleep(backoff(attempt + 1, self.settings.retry_delay))
         return attempt + 1
 
