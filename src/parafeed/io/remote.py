@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from parafeed.errors import CancelledError, NotFoundError, UnavailableError
-from parafeed.io.shard_cache import CAPACITY, CachedCopy
+from parafeed.io.shard_cache import CAPACITY, IDENTITY, CachedCopy, ShardCache
 
 if TYPE_CHECKING:
     from parafeed.io.shard_cache import Part
@@ -174,8 +174,13 @@ _known: dict[str, tuple[float, dict]] = {}  # url -> (when, fs.info) from a list
 
 
 def remember(url: str, info: dict) -> None:
-    """Keep what a listing said of the object at ``url`` (its size, identity) for ``RECHECK`` seconds."""
-    _known[url] = (time.monotonic(), info)
+    """Keep what a listing (or a cache hit) said of the object at ``url``, its size and identity, for ``RECHECK``
+    seconds."""
+    now = time.monotonic()
+    if len(_known) >= 1 << 20:  # (a listing of millions of objects: forget the stale ones)
+        for key in [k for k, (when, _) in _known.items() if now - when >= RECHECK]:
+            del _known[key]
+    _known[url] = (now, {k: info[k] for k in ("size", "type", *IDENTITY) if k in info})
 
 
 def recall(url: str) -> dict | None:
@@ -189,12 +194,9 @@ def open_remote(url: str, fs: Any, path: str, step: str, current: Settings | Non
     filling the cache when it is on); ``current``: the settings (the running pipeline's by default)."""
     current = current or settings()
     retrier = Retrier(url, step, current)
-    known = recall(url)
-    info = known or describe(fs, path, retrier)
+    info = recall(url) or describe(fs, path, retrier)
     sink = None
     if current.cache_dir is not None:
-        from parafeed.io.shard_cache import ShardCache
-
         cache = ShardCache(current.cache_dir, current.cache_bytes)
         copy = cache.open(url, info)
         if copy is not None:

@@ -37,12 +37,13 @@ log = logging.getLogger("parafeed")
 CAPACITY = 16 << 30  # bytes, unless options.remote.cache_bytes says otherwise
 _PART = ".part-"
 _LOCK = ".lock"
-_IDENTITY = ("ETag", "etag", "generation", "LastModified", "last_modified", "updated", "mtime")
+# the fs.info() fields that tell one version of an object from another (S3, GCS, HTTP, local)
+IDENTITY = ("ETag", "etag", "generation", "LastModified", "last_modified", "updated", "mtime")
 
 
 def entry_name(url: str, info: dict) -> str:
     """The cache's name for the object at ``url`` that fs.info() described as ``info``."""
-    identity = [str(info.get("size"))] + [f"{k}={info[k]}" for k in _IDENTITY if info.get(k) is not None]
+    identity = [str(info.get("size"))] + [f"{k}={info[k]}" for k in IDENTITY if info.get(k) is not None]
     digest = hashlib.sha256("\0".join([url, *identity]).encode()).hexdigest()[:32]
     base = re.sub(r"[^A-Za-z0-9._-]", "_", url.rstrip("/").rsplit("/", 1)[-1])[-64:]
     return f"{digest}-{base}"
