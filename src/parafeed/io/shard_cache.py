@@ -156,7 +156,7 @@ class Part:
         try:
             os.ftruncate(self._fd, size)  # its room, counted by its size
         except OSError:
-            self.abandon()
+            self._close(remove=True)
             raise
         self._missing = set(range(-(-size // block_size)))
         self._crcs: dict[int, int] = {}
