@@ -67,6 +67,18 @@ class Dataset(DatasetSources):
         self._spec: Any = _UNSET
         self._iterations = IterationCounter()
 
+    def __getstate__(self) -> dict:
+        """A node pickles as its description (Ray's input workers receive pipelines): not its iteration counter, which
+        counts this process's runs, nor its cached element spec."""
+        state = self.__dict__.copy()
+        del state["_iterations"], state["_spec"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._spec = _UNSET
+        self._iterations = IterationCounter()
+
     # ------------------------------------------------------------------ the graph
 
     @property
@@ -242,7 +254,8 @@ class Dataset(DatasetSources):
 
         With ``num_parallel_calls`` (an int or ``AUTOTUNE``) the function runs in parallel: on threads (for
         functions that release the GIL: NumPy, image ops, I/O) or, with ``executor="process"`` (or
-        ``Options(executor="process")``), on worker processes (for pure-Python functions). ``deterministic``
+        ``Options(executor="process")``), on worker processes (for pure-Python functions), or with
+        ``executor="ray"`` on Ray actors across a cluster (AUTOTUNE sizes the pool up to its CPUs). ``deterministic``
         (default True) keeps the input order. ``synchronous`` and ``use_unbounded_threadpool`` are accepted for
         tf.data compatibility and ignored: a serial map already runs in the consumer's thread, and parallel workers
         are bounded by ``Options.max_workers``.

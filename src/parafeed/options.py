@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 
-EXECUTORS = ("thread", "process")
+EXECUTORS = ("thread", "process", "ray")
 
 
 class AutoShardPolicy(enum.IntEnum):
@@ -184,7 +184,8 @@ class Options(_OptionGroup):
 
     Args:
         executor: where ``map(..., num_parallel_calls=...)`` runs its function by default: ``"thread"`` (NumPy,
-            image decoding and I/O, which release the GIL) or ``"process"`` (pure-Python functions).
+            image decoding and I/O, which release the GIL), ``"process"`` (pure-Python functions) or ``"ray"``
+            (actors on a Ray cluster: more CPUs than this host has).
         deterministic: the default for steps whose ``deterministic`` is None: outputs in input order (True, the
             default) or first-finished first (False). ``experimental_deterministic`` is the same option.
         max_workers: the most threads or processes a parallel step may use (default: ``autotune.cpu_budget``,

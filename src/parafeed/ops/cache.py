@@ -57,6 +57,15 @@ class CacheDataset(PassThroughDataset):
         clone._memory = MemoryCache()  # another input: its own cached pass
         return clone
 
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        del state["_memory"]  # a copy in another process caches its own pass
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._memory = MemoryCache()
+
     def _make_iterator(self) -> DatasetIterator:
         return _CacheIterator(self, current_scope())
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 THREAD_TASK_SECONDS = 0.005  # target duration of one task: amortises the hand-off, keeps workers balanced
 PROCESS_TASK_SECONDS = 0.01
+RAY_TASK_SECONDS = 0.05  # a Ray call costs about a millisecond: longer tasks keep that under 2 %
 
 
 class MapDataset(Dataset):
@@ -64,12 +65,23 @@ class MapDataset(Dataset):
             return _MapIterator(parent, self._fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
+        executor = self._executor or current_options().resolve("executor")
+        if executor == "ray":  # results come back from the object store: not written into a fused batch's rows
+            from parafeed.parallel.ray_executor import ray_executor_factory
+
+            make_executor, cluster_cpus = ray_executor_factory(self, apply)
+            return ParallelMapIterator(
+                parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+                deterministic=self._deterministic, task_seconds=RAY_TASK_SECONDS, depth=4,
+                make_executor=make_executor, max_parallelism=cluster_cpus,
+                order_fixed=graph.order_fixed(self._parents[0]),
+            )  # fmt: skip
         fused = rows is not None and resolve_deterministic(self._deterministic)
         if fused:  # results are written into the batch: the input numbers its elements
             from parafeed.ops.map_and_batch import Numbered, placing
 
             parent = Numbered(parent)
-        if (self._executor or current_options().resolve("executor")) == "process":
+        if executor == "process":
             from parafeed.parallel.processes import process_executor_factory
 
             return ParallelMapIterator(

@@ -216,12 +216,12 @@ def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Even
                 return
             with lock:
                 worker.outstanding.pop(seq, None)
-            outcomes = placed(seq, [(ok, value if ok else _unpack_error(value)) for ok, value in outcomes])
+            outcomes = placed(seq, [(ok, value if ok else unpack_error(value)) for ok, value in outcomes])
             results.put((seq, outcomes, seconds))
             del outcomes, message  # keep no exception (and its traceback) alive in this thread
 
 
-def _unpack_error(packed: tuple[bytes, str]) -> BaseException:
+def unpack_error(packed: tuple[bytes, str]) -> BaseException:
     """The exception a worker raised (its own class, even one defined in the main script: cloudpickle sends such
     classes by value and maps them back to the original), with the worker's traceback as its cause."""
     blob, text = packed

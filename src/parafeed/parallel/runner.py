@@ -117,6 +117,7 @@ class ParallelMapIterator(DatasetIterator):
         make_serial: Callable[[DatasetIterator, int], DatasetIterator] | None = None,
         depth: int = 1,
         order_fixed: bool = False,
+        max_parallelism: int | None = None,
     ):
         """Args:
         fn: element -> result, as the step applies it (:func:`parafeed.functions.element_fn`).
@@ -130,6 +131,7 @@ class ParallelMapIterator(DatasetIterator):
             to gain from parallelism (None: never).
         depth: chunks outstanding per unit of parallelism.
         order_fixed: the input's order follows from its state, so positions are marked cheaply (PositionMarks).
+        max_parallelism: AUTOTUNE's ceiling (None: ``Options.max_workers``; the Ray executor gives the cluster's CPUs).
         """
         super().__init__()
         options = current_options()
@@ -139,7 +141,8 @@ class ParallelMapIterator(DatasetIterator):
         self._step = step
         self._deterministic = resolve_deterministic(deterministic)
         autotune = num_parallel_calls == AUTOTUNE and options.resolve("autotune")
-        self._max = options.workers if num_parallel_calls == AUTOTUNE else num_parallel_calls
+        ceiling = max_parallelism or options.workers
+        self._max = ceiling if num_parallel_calls == AUTOTUNE else num_parallel_calls
         self._tuner = ParallelismTuner(self._max, start=2 if autotune else self._max) if autotune else None
         self._make_executor = make_executor
         self._target = task_seconds
@@ -188,6 +191,7 @@ class ParallelMapIterator(DatasetIterator):
                 self._start()
             if not self._take_ready():
                 if self._end is not None and self._next_seq >= self._end and not self._done:
+                    self.close()  # the workers go back to their pool now, not when this iterator is collected
                     raise StopIteration
                 self._receive()
 

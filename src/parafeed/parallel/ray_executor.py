@@ -1,0 +1,239 @@
+"""The Ray executor: a step's function runs on a pool of Ray actors across a cluster (``map(..., executor="ray")``).
+
+The function is put in Ray's object store once and each actor loads it once, when it starts. Chunks go to the actor
+with the fewest chunks outstanding; NumPy arrays in elements and results travel through the object store without
+extra copies (results arrive as read-only arrays, as Ray hands them out). The runner bounds the chunks in flight and
+puts results back in input order.
+
+Faults: an exception in the function comes back with the actor's traceback as its cause, as with worker processes.
+An actor that dies (its process killed, its node lost) loses only the chunks it held: they run again on the other
+actors, and a new actor takes its place when the cluster has a free CPU, so the map's output is complete and holds
+every result exactly once. Only when no actor is left does the step fail, with :class:`~parafeed.errors.WorkerError`.
+Pools are kept between runs of one ``map`` step (the next epoch starts on warm actors) and killed with the step.
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+import time
+import weakref
+from typing import Any
+
+from parafeed.errors import WorkerError
+from parafeed.parallel import ray_cluster
+from parafeed.parallel.executor import FATAL, MakeExecutor
+
+RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
+WAIT_SECONDS = 0.05  # the receiver's longest wait for a result before it looks for new submissions and stops
+
+
+class MapActor:
+    """A Ray actor running one function on chunks (the class is wrapped with ``ray.remote`` where it is used)."""
+
+    def __init__(self, fn: Any, path: list[str]):
+        ray_cluster.adopt_path(path)
+        self._fn = fn
+
+    def run(self, chunk: list) -> tuple[list, float]:
+        from parafeed.parallel.threads import run_chunk
+        from parafeed.parallel.worker import pack_error
+
+        outcomes, seconds = run_chunk(self._fn, chunk)
+        return [(ok, value if ok else pack_error(value)) for ok, value in outcomes], seconds
+
+
+class _Pool:
+    """The actors of one ``map`` step: started on demand, up to the cluster's free CPUs."""
+
+    def __init__(self, ray: Any, fn: Any):
+        self.ray = ray
+        self.fn_ref = ray.put(fn)  # once, for all actors
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(MapActor)
+        self.actors: list[Any] = []
+        self.path = ray_cluster.driver_path()
+        self.cluster = ray_cluster.session(ray)
+
+    def grow(self, n: int) -> int:
+        """Have ``n`` actors if the cluster has the CPUs (an actor waiting for a CPU would wait forever; idle pools of
+        other steps are shut down to free theirs); returns how many there are."""
+        _, free = ray_cluster.cpus(self.ray)
+        if free < n - len(self.actors) and _idle_pools.reclaim():
+            _, free = ray_cluster.cpus(self.ray)
+        for _ in range(min(n - len(self.actors), free)):
+            self.actors.append(self.actor_class.remote(self.fn_ref, self.path))
+        return len(self.actors)
+
+    def shutdown(self) -> None:
+        actors, self.actors = self.actors, []
+        if ray_cluster.session(self.ray) == self.cluster:  # else its cluster is gone, and its actors with it
+            for actor in actors:
+                self.ray.kill(actor, no_restart=True)
+
+
+class RayExecutor:
+    """Runs chunks on a :class:`_Pool` (an :class:`~parafeed.parallel.executor.Executor`); a receiver thread waits
+    on the calls in flight and moves results to the runner's queue, sending the chunks of a dead actor to others."""
+
+    kind = "ray"
+
+    def __init__(self, pool: _Pool, workers: int, results: queue.SimpleQueue, release: Any):
+        self._pool = pool
+        self._ray = pool.ray
+        self._results = results
+        self._release = release
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._calls: dict[Any, tuple[int, list, Any]] = {}  # ObjectRef -> (seq, chunk, actor)
+        self._load: collections.Counter = collections.Counter()  # id(actor) -> chunks outstanding
+        deadline = time.monotonic() + ray_cluster.ACTOR_WAIT_SECONDS
+        while pool.grow(workers) == 0:  # every CPU is taken (by other steps' actors): wait for one, for a while
+            if time.monotonic() > deadline:
+                raise WorkerError(
+                    f"map(): the Ray cluster had no free CPU for a worker actor for {ray_cluster.ACTOR_WAIT_SECONDS:.0f}"
+                    " s; free one (close other iterators using Ray), or add a node"
+                )
+            time.sleep(RELEASE_SECONDS)
+        self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
+        self._receiver.start()
+
+    def submit(self, seq: int, chunk: list) -> None:
+        with self._lock:
+            if not self._stop.is_set():
+                self._send(seq, chunk)
+
+    def _send(self, seq: int, chunk: list) -> None:
+        """Call the least loaded live actor (the caller holds the lock)."""
+        actor = min(self._pool.actors, key=lambda a: self._load[id(a)])
+        self._load[id(actor)] += 1
+        self._calls[actor.run.remote(chunk)] = (seq, chunk, actor)
+
+    def grow(self, workers: int) -> None:
+        with self._lock:
+            if not self._stop.is_set():
+                self._pool.grow(workers)
+
+    def _receive(self) -> None:
+        ray = self._ray
+        while not self._stop.is_set():
+            with self._lock:
+                refs = list(self._calls)
+            if not refs:
+                self._stop.wait(WAIT_SECONDS)
+                continue
+            ready, _ = ray.wait(refs, num_returns=1, timeout=WAIT_SECONDS)
+            for ref in ready:
+                try:
+                    outcomes, seconds = ray.get(ref)
+                except Exception as err:
+                    if not self._lost(ref, err):
+                        return
+                    continue
+                with self._lock:
+                    seq, _, actor = self._calls.pop(ref)
+                    self._load[id(actor)] -= 1
+                self._results.put((seq, [(ok, v if ok else _unpack(v)) for ok, v in outcomes], seconds))
+                del outcomes
+
+    def _lost(self, ref: Any, err: BaseException) -> bool:
+        """A call failed: its actor is gone, so its chunks go to the others (and a new actor is started when a CPU is
+        free); False, after reporting the failure, when nothing can run them."""
+        if self._stop.is_set():
+            return False
+        if not ray_cluster.is_actor_failure(self._ray, err):
+            self._results.put((FATAL, WorkerError(f"map(): a Ray call failed: {err!r}"), 0.0))
+            return False
+        with self._lock:
+            actor = self._calls[ref][2]
+            orphans = [(ref, call) for ref, call in self._calls.items() if call[2] is actor]
+            for orphan, _ in orphans:
+                del self._calls[orphan]
+            self._pool.actors = [a for a in self._pool.actors if a is not actor]
+            self._load.pop(id(actor), None)
+            self._pool.grow(len(self._pool.actors) + 1)
+            if not self._pool.actors:
+                self._results.put((FATAL, WorkerError(
+                    f"map(): the Ray actor running it died ({err}) and the cluster has no free CPU for another; "
+                    f"{sum(len(c[1]) for _, c in orphans)} element(s) were not computed"), 0.0))  # fmt: skip
+                return False
+            for _, (seq, chunk, _) in orphans:
+                self._send(seq, chunk)  # the chunks run again elsewhere: each result still comes back once
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
+            self._stop.set()
+            busy = bool(self._calls)
+            self._calls.clear()
+        self._receiver.join(timeout=5)
+        self._release(self._pool, broken=busy)
+
+
+def _unpack(packed: tuple[bytes, str]) -> BaseException:
+    from parafeed.parallel.processes import unpack_error
+
+    return unpack_error(packed)
+
+
+class _IdlePools:
+    """Actor pools kept between runs of a ``map`` step (by ``id(step)``), killed when the step is collected."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[int, _Pool] = {}
+
+    def borrow(self, step: Any, fn: Any, ray: Any) -> _Pool:
+        key = id(step)
+        with self._lock:
+            pool = self._idle.pop(key, None)
+        if pool is not None and pool.cluster != ray_cluster.session(ray):
+            pool = None  # made on a cluster that has been shut down since
+        if pool is None:
+            pool = _Pool(ray, fn)
+            weakref.finalize(step, self._forget, key)
+        return pool
+
+    def give_back(self, step: Any, pool: _Pool, broken: bool) -> None:
+        """Keep ``pool`` for the step's next run, unless calls were still running on it (an abandoned run)."""
+        if broken:
+            pool.shutdown()
+            return
+        with self._lock:
+            old, self._idle[id(step)] = self._idle.get(id(step)), pool
+        if old is not None:
+            old.shutdown()
+
+    def reclaim(self) -> bool:
+        """Shut every idle pool down (a running step needs their CPUs); False if there was none."""
+        with self._lock:
+            pools, self._idle = list(self._idle.values()), {}
+        for pool in pools:
+            pool.shutdown()
+        if pools:
+            time.sleep(RELEASE_SECONDS)  # the killed actors' CPUs show as free a moment later
+        return bool(pools)
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            pool = self._idle.pop(key, None)
+        if pool is not None:
+            pool.shutdown()
+
+
+_idle_pools = _IdlePools()
+
+
+def ray_executor_factory(step: Any, fn: Any) -> tuple[MakeExecutor, int]:
+    """``make(workers, results)`` for the runner, and the cluster's CPU count (AUTOTUNE's ceiling): actors running
+    ``fn`` (element -> result) for ``step``."""
+    ray = ray_cluster.connect("map()")
+    total, _ = ray_cluster.cpus(ray)
+
+    def make(workers: int, results: queue.SimpleQueue) -> RayExecutor:
+        pool = _idle_pools.borrow(step, fn, ray)
+        return RayExecutor(pool, workers, results, lambda p, broken: _idle_pools.give_back(step, p, broken))
+
+    return make, max(1, total)
