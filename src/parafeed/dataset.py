@@ -521,6 +521,33 @@ class Dataset(DatasetSources):
 
         return CacheDataset(self, filename, name=name, storage_options=storage_options)
 
+    def offload(
+        self,
+        workers: int = AUTOTUNE,
+        *,
+        cpus_per_worker: float = 1.0,
+        buffer: int = 2,
+        block: int | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """Run the pipeline so far on Ray input workers (actors across a Ray cluster); the elements arrive here in
+        the same order as on one host, exactly once even when workers die (see ``docs/scale-out.md``).
+
+        Args:
+            workers: input workers (Ray actors) to start; AUTOTUNE: as many as the cluster has free CPUs for.
+                ``iterator.resize(n)`` changes it while running.
+            cpus_per_worker: the CPUs each worker reserves in Ray (fractions allowed).
+            buffer: blocks each worker computes ahead of the trainer.
+            block: elements of this pipeline in one worker's block (default: 1 when it ends in a batch, else 32).
+
+        Example:
+            >>> ds = (pf.TFRecordDataset(files).distribute().map(decode).batch(64)
+            ...       .offload(workers=8).equal_steps().prefetch(2))
+        """
+        from parafeed.ops.offload import OffloadDataset
+
+        return OffloadDataset(self, workers, cpus_per_worker, buffer, block, name=name)
+
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Produce up to ``buffer_size`` elements ahead on a background thread."""
         from parafeed.ops.prefetch import PrefetchDataset

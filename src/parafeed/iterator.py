@@ -67,6 +67,7 @@ class RunContext:
     seeds: dict[int, int] = field(default_factory=dict)  # id(random step) -> seed restored from a state
     resumed: ResumePoint = ResumePoint()
     stats: StatsCollector | None = None
+    share: tuple[int, int, int] = (1, 0, 0)  # input worker k of K, from block j (``offload``): (K, k, j)
     _ram: Any = None
 
     @property

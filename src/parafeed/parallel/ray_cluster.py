@@ -8,11 +8,16 @@ by the user), else the one ``RAY_ADDRESS`` names, else it starts a local Ray on 
 from __future__ import annotations
 
 import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from parafeed.errors import InvalidArgumentError
 
 ACTOR_WAIT_SECONDS = 120.0  # how long a new actor may wait for a CPU before the step gives up on it
+RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
 
 
 def connect(step: str) -> Any:
@@ -55,3 +60,59 @@ def is_actor_failure(ray: Any, err: BaseException) -> bool:
     lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError, ray.exceptions.OwnerDiedError)
     unavailable = getattr(ray.exceptions, "ActorUnavailableError", ())
     return isinstance(err, lost) or (bool(unavailable) and isinstance(err, unavailable))
+
+
+class IdlePools:
+    """Actor pools kept between runs of a step (by ``id(step)``): the next epoch starts on warm actors. A pool is
+    shut down when its step is collected, when a running step needs its CPUs (:func:`reclaim_idle`), or when it was
+    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`) and ``shutdown()``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[int, Any] = {}
+        _all_idle.add(self)
+
+    def borrow(self, step: Any, ray: Any, make: Callable[[], Any]) -> Any:
+        key = id(step)
+        with self._lock:
+            pool = self._idle.pop(key, None)
+        if pool is not None and pool.cluster != session(ray):
+            pool = None  # made on a cluster that has been shut down since
+        if pool is None:
+            pool = make()
+            weakref.finalize(step, self._forget, key)
+        return pool
+
+    def give_back(self, step: Any, pool: Any, broken: bool) -> None:
+        """Keep ``pool`` for the step's next run, unless calls were still running on it (an abandoned run)."""
+        if broken:
+            pool.shutdown()
+            return
+        with self._lock:
+            old, self._idle[id(step)] = self._idle.get(id(step)), pool
+        if old is not None and old is not pool:
+            old.shutdown()
+
+    def reclaim(self) -> bool:
+        with self._lock:
+            pools, self._idle = list(self._idle.values()), {}
+        for pool in pools:
+            pool.shutdown()
+        return bool(pools)
+
+    def _forget(self, key: int) -> None:
+        with self._lock:
+            pool = self._idle.pop(key, None)
+        if pool is not None:
+            pool.shutdown()
+
+
+_all_idle: weakref.WeakSet = weakref.WeakSet()
+
+
+def reclaim_idle() -> bool:
+    """Shut every idle pool down, so that a running step can have their CPUs; False if there was none."""
+    reclaimed = [pools.reclaim() for pools in list(_all_idle)]
+    if any(reclaimed):
+        time.sleep(RELEASE_SECONDS)  # the killed actors' CPUs show as free a moment later
+    return any(reclaimed)

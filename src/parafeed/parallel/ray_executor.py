@@ -18,14 +18,12 @@ import collections
 import queue
 import threading
 import time
-import weakref
 from typing import Any
 
 from parafeed.errors import WorkerError
 from parafeed.parallel import ray_cluster
 from parafeed.parallel.executor import FATAL, MakeExecutor
 
-RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
 WAIT_SECONDS = 0.05  # the receiver's longest wait for a result before it looks for new submissions and stops
 
 
@@ -59,7 +57,7 @@ class _Pool:
         """Have ``n`` actors if the cluster has the CPUs (an actor waiting for a CPU would wait forever; idle pools of
         other steps are shut down to free theirs); returns how many there are."""
         _, free = ray_cluster.cpus(self.ray)
-        if free < n - len(self.actors) and _idle_pools.reclaim():
+        if free < n - len(self.actors) and ray_cluster.reclaim_idle():
             _, free = ray_cluster.cpus(self.ray)
         for _ in range(min(n - len(self.actors), free)):
             self.actors.append(self.actor_class.remote(self.fn_ref, self.path))
@@ -94,7 +92,7 @@ class RayExecutor:
                     f"map(): the Ray cluster had no free CPU for a worker actor for {ray_cluster.ACTOR_WAIT_SECONDS:.0f}"
                     " s; free one (close other iterators using Ray), or add a node"
                 )
-            time.sleep(RELEASE_SECONDS)
+            time.sleep(ray_cluster.RELEASE_SECONDS)
         self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
         self._receiver.start()
 
@@ -178,52 +176,7 @@ def _unpack(packed: tuple[bytes, str]) -> BaseException:
     return unpack_error(packed)
 
 
-class _IdlePools:
-    """Actor pools kept between runs of a ``map`` step (by ``id(step)``), killed when the step is collected."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._idle: dict[int, _Pool] = {}
-
-    def borrow(self, step: Any, fn: Any, ray: Any) -> _Pool:
-        key = id(step)
-        with self._lock:
-            pool = self._idle.pop(key, None)
-        if pool is not None and pool.cluster != ray_cluster.session(ray):
-            pool = None  # made on a cluster that has been shut down since
-        if pool is None:
-            pool = _Pool(ray, fn)
-            weakref.finalize(step, self._forget, key)
-        return pool
-
-    def give_back(self, step: Any, pool: _Pool, broken: bool) -> None:
-        """Keep ``pool`` for the step's next run, unless calls were still running on it (an abandoned run)."""
-        if broken:
-            pool.shutdown()
-            return
-        with self._lock:
-            old, self._idle[id(step)] = self._idle.get(id(step)), pool
-        if old is not None:
-            old.shutdown()
-
-    def reclaim(self) -> bool:
-        """Shut every idle pool down (a running step needs their CPUs); False if there was none."""
-        with self._lock:
-            pools, self._idle = list(self._idle.values()), {}
-        for pool in pools:
-            pool.shutdown()
-        if pools:
-            time.sleep(RELEASE_SECONDS)  # the killed actors' CPUs show as free a moment later
-        return bool(pools)
-
-    def _forget(self, key: int) -> None:
-        with self._lock:
-            pool = self._idle.pop(key, None)
-        if pool is not None:
-            pool.shutdown()
-
-
-_idle_pools = _IdlePools()
+_idle_pools = ray_cluster.IdlePools()
 
 
 def ray_executor_factory(step: Any, fn: Any) -> tuple[MakeExecutor, int]:
@@ -233,7 +186,7 @@ def ray_executor_factory(step: Any, fn: Any) -> tuple[MakeExecutor, int]:
     total, _ = ray_cluster.cpus(ray)
 
     def make(workers: int, results: queue.SimpleQueue) -> RayExecutor:
-        pool = _idle_pools.borrow(step, fn, ray)
+        pool = _idle_pools.borrow(step, ray, lambda: _Pool(ray, fn))
         return RayExecutor(pool, workers, results, lambda p, broken: _idle_pools.give_back(step, p, broken))
 
     return make, max(1, total)
