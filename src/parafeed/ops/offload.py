@@ -195,7 +195,9 @@ class _OffloadIterator(DatasetIterator):
             pool.actors.append(pool.new_actor())
         self._first = self._next_block
         share = (count, self._first)
-        starts = [a.start.remote(self._run_state, (share[0], k, share[1]), self._after) for k, a in enumerate(pool.actors)]
+        starts = [
+            a.start.remote(self._run_state, (share[0], k, share[1]), self._after) for k, a in enumerate(pool.actors)
+        ]
         try:
             self._ray.get(starts)
         except Exception as err:
