@@ -89,8 +89,8 @@ class RayExecutor:
         while pool.grow(workers) == 0:  # every CPU is taken (by other steps' actors): wait for one, for a while
             if time.monotonic() > deadline:
                 raise WorkerError(
-                    f"map(): the Ray cluster had no free CPU for a worker actor for {ray_cluster.ACTOR_WAIT_SECONDS:.0f} "
-                    "s; free one (close other iterators using Ray), or add a node"
+                    f"map(): the Ray cluster had no free CPU for a worker actor for "
+                    f"{ray_cluster.ACTOR_WAIT_SECONDS:.0f} s; free one (close other iterators using Ray), or add a node"
                 )
             time.sleep(ray_cluster.RELEASE_SECONDS)
         self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
