@@ -53,6 +53,14 @@ class InputWorker:
                 out.append((False, pack_error(err)))
         return out, self._it.get_state(), ended
 
+    def where(self) -> tuple[str, int]:
+        """(Ray node id, process id) of this worker."""
+        import os
+
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), os.getpid()
+
     def stop(self) -> None:
         if self._it is not None:
             self._it.close()

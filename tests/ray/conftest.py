@@ -1,0 +1,58 @@
+"""A real multi-node Ray cluster on 127.0.0.1 for the Ray tests: a head and three worker nodes of one CPU each.
+
+Tests that kill a node add their own first (:func:`extra_node`), so the cluster keeps its size for the next test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+NODE = {"num_cpus": 1, "object_store_memory": 80 * 2**20}
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # stay on 127.0.0.1
+    temp = tempfile.mkdtemp(prefix="pfray-", dir="/tmp")  # short: Ray's socket paths have a length limit
+    os.environ["RAY_TMPDIR"] = temp
+    os.makedirs(os.path.join(temp, "ray"))
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={**NODE, "temp_dir": os.path.join(temp, "ray")})
+    for _ in range(3):
+        cluster.add_node(**NODE)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture
+def extra_node(ray_cluster):
+    """A fourth worker node, for a test to kill; removed afterwards if it is still there."""
+    node = ray_cluster.add_node(**NODE)
+    ray_cluster.wait_for_nodes()
+    wait_for_cpus(5)
+    yield node
+    if node in ray_cluster.worker_nodes:
+        ray_cluster.remove_node(node)
+
+
+def wait_for_cpus(n: int, timeout: float = 30.0) -> None:
+    """Until the cluster has ``n`` CPUs (a new node takes a moment to show its resources)."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + timeout
+    while ray.cluster_resources().get("CPU", 0) < n:
+        assert time.monotonic() < deadline, f"the Ray cluster never reached {n} CPUs: {ray.cluster_resources()}"
+        time.sleep(0.1)

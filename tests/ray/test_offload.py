@@ -1,0 +1,172 @@
+"""offload() on a real multi-node Ray cluster: the same elements in the same order as on one host, for every
+replica; exactly once when input workers or whole nodes die, when workers are added or removed mid-epoch, and across
+a checkpoint restored on another number of workers or replicas."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import parafeed as pf
+
+from .conftest import NODE, wait_for_cpus
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("ray_cluster")]
+
+
+def slow(x):
+    time.sleep(0.001)
+    return x * 10
+
+
+def pipeline(n=2000, replicas=1, replica=0):
+    return pf.Dataset.range(n).shuffle(200, seed=7).distribute(replicas, replica).map(slow).batch(16)
+
+
+def batches(ds):
+    return [tolist(b) for b in ds]
+
+
+def tolist(batch):
+    return tuple(x.tolist() for x in batch) if isinstance(batch, tuple) else batch.tolist()
+
+
+def test_same_batches_in_the_same_order_as_on_one_host_every_epoch():
+    host = pipeline()
+    ds = host.offload(workers=3)
+    for _ in range(2):  # the second epoch reshuffles, as on one host (iteration 1 of both)
+        assert batches(ds) == batches(host)
+
+
+def test_unbatched_pipeline_with_a_partial_last_block_and_errors_in_place():
+    def f(x):
+        if x == 77:
+            raise ValueError("element 77 is bad")
+        return np.float32(x) / 2
+
+    ds = pf.Dataset.range(1001).map(f).offload(workers=2, block=10)
+    it = iter(ds)
+    got, errors = [], []
+    while True:
+        try:
+            got.append(float(next(it)))
+        except StopIteration:
+            break
+        except ValueError as err:
+            errors.append((len(got), err))
+    assert got == [x / 2 for x in range(1001) if x != 77]
+    (position, err), = errors
+    assert position == 77 and "element 77 is bad" in str(err) and "raise ValueError" in str(err.__cause__)
+
+
+def test_replicas_get_their_own_share_with_label_balance_and_equal_steps():
+    labels = np.repeat(np.arange(4), [500, 300, 150, 50])
+    rng = np.random.default_rng(0)
+    rng.shuffle(labels)
+    data = pf.Dataset.from_tensor_slices((np.arange(1000), labels))
+
+    def make(replicas, replica, offload):
+        ds = data.distribute(replicas, replica, balance="labels").map(lambda i, y: (i * 2, y)).batch(32)
+        return (ds.offload(workers=2) if offload else ds).equal_steps()
+
+    seen = []
+    for r in range(3):
+        host, remote = batches(make(3, r, False)), batches(make(3, r, True))
+        assert remote == host
+        seen.append(host)
+    assert len({len(s) for s in seen}) == 1  # equal steps
+    ids = [i for s in seen for (x, _, w) in s for i, keep in zip(x, w) if keep]
+    assert sorted(ids) == [2 * i for i in range(1000)]  # every sample once across the replicas
+
+
+def test_a_replica_that_falls_behind_does_not_stall_the_others():
+    fast = iter(pipeline(1200, 2, 0).offload(workers=1, buffer=2))
+    slow_replica = iter(pipeline(1200, 2, 1).offload(workers=1, buffer=2))
+    first = next(slow_replica)  # started, then left behind
+    done = threading.Event()
+    got = []
+    thread = threading.Thread(target=lambda: (got.extend(b.tolist() for b in fast), done.set()), daemon=True)
+    thread.start()
+    assert done.wait(120), "the fast replica stalled behind the slow one"
+    assert got == batches(pipeline(1200, 2, 0))
+    assert [first.tolist()] + [b.tolist() for b in slow_replica] == batches(pipeline(1200, 2, 1))
+
+
+def test_killed_worker_is_replaced_and_nothing_is_lost_or_repeated():
+    import ray
+
+    host = pipeline(3000)
+    it = iter(host.offload(workers=3))
+    got = [next(it).tolist() for _ in range(20)]
+    ray.kill(it._pool.actors[1], no_restart=True)
+    got += [next(it).tolist() for _ in range(40)]
+    ray.kill(it._pool.actors[0], no_restart=True)
+    got += batches(it)
+    assert got == batches(host)
+    assert it.replaced == 2
+
+
+def test_node_killed_mid_epoch(ray_cluster, extra_node):
+    import ray
+
+    host = pipeline(3000)
+    it = iter(host.offload(workers=4))
+    got = [next(it).tolist() for _ in range(15)]
+    nodes = {ray.get(a.where.remote())[0]: a for a in it._pool.actors}
+    victim = next(n for n in ray_cluster.worker_nodes if n.node_id in nodes)
+    ray_cluster.remove_node(victim)  # a whole Ray node with an input worker on it
+    got += batches(it)
+    assert got == batches(host)
+    assert it.replaced >= 1
+    if victim is not extra_node:  # keep the cluster's size for the tests after this one
+        ray_cluster.add_node(**NODE)
+        wait_for_cpus(5)
+
+
+def test_workers_added_and_removed_mid_epoch():
+    host = pipeline(3000)
+    it = iter(host.offload(workers=1))
+    got = [next(it).tolist() for _ in range(10)]
+    assert it.resize(3) == 3
+    got += [next(it).tolist() for _ in range(30)]
+    assert it.resize(2) == 2 and it.num_workers == 2
+    got += batches(it)
+    assert got == batches(host)
+
+
+def test_checkpoint_restores_on_another_number_of_workers():
+    host = pipeline(2000)
+    ds = host.offload(workers=3)
+    it = iter(ds)
+    got = [next(it).tolist() for _ in range(17)]
+    state = it.get_state()
+    it.close()
+    again = iter(ds)
+    again.set_state(state)
+    again.resize(1)
+    assert got + batches(again) == batches(host)
+
+
+def test_elastic_resume_on_another_number_of_replicas():
+    def make(replicas, replica):
+        return pf.Dataset.range(900).distribute(replicas, replica, policy="DATA").map(slow).batch(10).offload(2)
+
+    taken = []
+    its = [iter(make(2, r)) for r in range(2)]
+    for _ in range(5):
+        for it in its:
+            taken += next(it).tolist()
+    state = pf.distribute.save_state(its[0], steps=5)
+    for it in its:
+        it.close()
+    rest = [x for r in range(3) for b in pf.distribute.resume(make(3, r), state) for x in b.tolist()]
+    assert sorted(taken + rest) == [x * 10 for x in range(900)]
+
+
+def test_order_that_differs_between_workers_is_refused():
+    ds = pf.Dataset.range(10).map(lambda x: x, num_parallel_calls=2, deterministic=False).filter(lambda x: True)
+    with pytest.raises(pf.errors.InvalidArgumentError, match="deterministic=True"):
+        next(iter(ds.offload(workers=2)))

@@ -1,0 +1,86 @@
+"""map(executor="ray") on a real multi-node Ray cluster: the serial map's results in order, errors with the actor's
+traceback, a killed actor's chunks run again elsewhere, AUTOTUNE bounded by the cluster's CPUs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import parafeed as pf
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("ray_cluster")]
+
+
+def slow_square(x):
+    time.sleep(0.001)
+    return np.full(40_000, x * x, np.int64)  # 320 kB: through Ray's object store
+
+
+def test_results_equal_the_serial_map_in_order():
+    ds = pf.Dataset.range(300).map(slow_square, num_parallel_calls=3, executor="ray")
+    got = [int(x[0]) for x in ds]
+    assert got == [x * x for x in range(300)]
+    opts = pf.Options()
+    opts.executor = "ray"  # the pipeline-wide option picks the executor too
+    again = pf.Dataset.range(50).map(lambda x: x + 1, num_parallel_calls=2).with_options(opts)
+    assert [int(x) for x in again] == list(range(1, 51))
+
+
+def test_user_error_keeps_the_actor_traceback_and_iteration_goes_on():
+    def f(x):
+        if x == 7:
+            raise KeyError(f"no such key {x}")
+        return x
+
+    it = iter(pf.Dataset.range(20).map(f, num_parallel_calls=2, executor="ray"))
+    got, errors = [], []
+    while True:
+        try:
+            got.append(int(next(it)))
+        except StopIteration:
+            break
+        except KeyError as err:
+            errors.append(err)
+    assert got == [x for x in range(20) if x != 7]
+    assert len(errors) == 1 and "no such key 7" in str(errors[0])
+    assert "raise KeyError" in str(errors[0].__cause__)  # the traceback from the actor
+    assert any("map()" in note for note in getattr(errors[0], "__notes__", []))
+
+
+def test_killed_actor_its_chunks_run_again_exactly_once():
+    import ray
+
+    ds = pf.Dataset.range(400).map(slow_square, num_parallel_calls=3, executor="ray")
+    it = iter(ds)
+    got = [int(next(it)[0]) for _ in range(50)]
+    executor = it._executor  # the runner's executor: kill one of its actors mid-epoch
+    ray.kill(executor._pool.actors[0], no_restart=True)
+    got += [int(x[0]) for x in it]
+    assert got == [x * x for x in range(400)]
+
+
+def test_autotune_never_asks_for_more_actors_than_the_cluster_has_cpus():
+    import ray
+
+    ds = pf.Dataset.range(3000).map(lambda x: (time.sleep(0.002), x)[1], num_parallel_calls=pf.AUTOTUNE, executor="ray")
+    it = iter(ds)
+    assert sum(1 for _ in it) == 3000
+    cpus = int(ray.cluster_resources()["CPU"])
+    assert 1 <= it._workers <= cpus
+
+
+def test_import_parafeed_does_not_import_ray():
+    code = "import sys, parafeed; assert 'ray' not in sys.modules, 'ray imported'; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_clear_error_without_ray(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(pf.errors.InvalidArgumentError, match=r"pip install parafeed\[ray\]"):
+        next(iter(pf.Dataset.range(3).map(lambda x: x, num_parallel_calls=2, executor="ray")))
