@@ -21,8 +21,9 @@ def ray_cluster():
     temp = tempfile.mkdtemp(prefix="pfray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     os.environ["RAY_TMPDIR"] = temp
     os.makedirs(os.path.join(temp, "ray"))
-    import ray
     from ray.cluster_utils import Cluster
+
+    import ray
 
     cluster = Cluster(initialize_head=True, head_node_args={**NODE, "temp_dir": os.path.join(temp, "ray")})
     for _ in range(3):
