@@ -126,7 +126,9 @@ def train(epochs: int, workers: int) -> None:
                 keras.layers.Dense(10, activation="softmax"),
             ]
         )
-        model.compile(optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        model.compile(
+            optimizer=keras.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["accuracy"]
+        )
     dataset = pf.adapters.tf.distribute(strategy, make, global_batch_size=64)
     history = model.fit(dataset, epochs=epochs, verbose=2)
     _, accuracy = model.evaluate(x_test, y_test, verbose=0)
