@@ -47,6 +47,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/distribution.py
 	$(BIN)/python benchmarks/remote.py
 	$(BIN)/python benchmarks/remote_faults.py
+	$(BIN)/python benchmarks/ray_offload.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -193,17 +193,14 @@ class _OffloadIterator(DatasetIterator):
             pool.kill(pool.actors.pop())
         while len(pool.actors) < count:
             pool.actors.append(pool.new_actor())
-        self._first = self._next_block
-        share = (count, self._first)
-        starts = [
-            a.start.remote(self._run_state, (share[0], k, share[1]), self._after) for k, a in enumerate(pool.actors)
-        ]
+        first = self._first = self._next_block
+        starts = [a.start.remote(self._run_state, (count, k, first), self._after) for k, a in enumerate(pool.actors)]
         try:
             self._ray.get(starts)
         except Exception as err:
             if not ray_cluster.is_actor_failure(self._ray, err):
                 raise WorkerError(f"offload(): an input worker could not start the pipeline: {err}") from err
-            pool.actors = []  # one died while starting: start again on new actors
+            pool.shutdown()  # one died while starting: start again on new actors
             return self._launch(count)
         self._workers = [_Worker(a, k, self._after) for k, a in enumerate(pool.actors)]
         for worker in self._workers:
