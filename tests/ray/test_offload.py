@@ -58,7 +58,7 @@ def test_unbatched_pipeline_with_a_partial_last_block_and_errors_in_place():
         except ValueError as err:
             errors.append((len(got), err))
     assert got == [x / 2 for x in range(1001) if x != 77]
-    (position, err), = errors
+    ((position, err),) = errors
     assert position == 77 and "element 77 is bad" in str(err) and "raise ValueError" in str(err.__cause__)
 
 
