@@ -16,17 +16,21 @@ tf.data service (a dispatcher and its workers, each a process of its own, so tha
 * Ray Data: ``ray.data.range(n).map_batches(f, batch_size=b, compute=TaskPoolStrategy(size=K))``, consumed as a Ray
   Train worker does: ``streaming_split(1, equal=True)[0].iter_batches(batch_size=b)``.
 
-Tables (each written into docs/benchmarks.md):
+Tables (each written into docs/benchmarks.md, except by a ``--quick`` run: its sizes are too small to publish):
 
-1. per-element overhead: ``range -> map(x + 1) -> batch(256)`` on 2 input workers, elements/s;
+1. per-element overhead: ``range -> map(x + 1) -> batch(256)`` on 2 input workers, elements/s (parafeed also with
+   ``block=16``: 16 batches per Ray call instead of one);
 2. a CPU-bound pure-Python function (~30 us per element) on 2 input workers, elements/s;
 3. scaling an I/O-like function (a 10 ms sleep per element) over 1, 2, 4, 8 input workers: elements/s and speed-up;
 4. the trainer's CPU time per batch (``time.process_time()`` of this process: every thread of it, Ray's driver and
    TensorFlow's runtime included, and ``time.thread_time()`` of the consuming thread) for batches of 256 arrays of
    256x64 float32 (16 MiB);
 5. exactly once under faults: an epoch of ids on 4 input workers while workers are killed (parafeed: an actor killed
-   with ``ray.kill`` and a Ray node removed; tf.data service: worker processes killed with SIGKILL, restarted at their
-   address or not): ids delivered, lost and repeated, and the order against the run without faults.
+   with ``ray.kill`` and a Ray node removed, and, without faults, ``iterator.resize`` down and up; tf.data service:
+   worker processes killed with SIGKILL, restarted at their address or not): ids delivered, lost and repeated, and
+   whether they came in the order of the pipeline on one host.
+
+Ray Data needs ``pip install "ray[data]"`` (pandas, pyarrow); without it its rows are left out and the notes say so.
 
 Rates are medians of ``--runs`` interleaved runs after a warm-up run (``harness.run``). A tf.data service run that
 stalls is cut off (``--stall`` seconds without an element) and reported as such rather than waited for.
@@ -69,7 +73,9 @@ SLEEP = 0.010  # the I/O-like function's wait per element
 FAULT_SLEEP = 0.001  # the per-element cost of the faults epoch
 SHAPE = (256, 64)  # the trainer-CPU workload's element: a float32 array of this shape
 OBJECT_STORE = 100 * 2**20
+BLOCK = 16  # R1: batches per parafeed block in the row that sets ``block=``
 PARAFEED, TF_SERVICE, RAY_DATA = "parafeed offload", "tf.data service", "Ray Data"
+RAY_DATA_WHY = ""  # why Ray Data cannot be measured ("" when it can)
 
 
 # the user functions (module level: Ray pickles them by value, the tf.data workers trace them at start-up) --------
@@ -159,6 +165,12 @@ class RayCluster:
         self.nodes = [self.cluster.add_node(num_cpus=cpus, object_store_memory=OBJECT_STORE) for _ in range(nodes)]
         self.cluster.wait_for_nodes()
         ray.init(address=self.cluster.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        global RAY_DATA_WHY
+        try:
+            import ray.data
+        except ImportError as err:  # Ray Data needs pandas and pyarrow (`pip install "ray[data]"`)
+            RAY_DATA_WHY = f"`import ray.data` failed ({type(err).__name__}: {err}); `pip install 'ray[data]'`"
+            return
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
@@ -387,9 +399,13 @@ def rate_table(title: str, rates: dict[str, list[float]], sizes: dict[str, int],
     return "\n".join(lines)
 
 
+SAVE = True  # write the tables into docs/benchmarks.md (not for --quick runs unless --save)
+
+
 def report(key: str, text: str) -> None:
     print(text, flush=True)
-    harness._save(key, text)
+    if SAVE:
+        harness._save(key, text)
 
 
 def parafeed_candidate(ds: pf.Dataset, n: int, name: str) -> Callable[[], int]:
@@ -405,7 +421,10 @@ def tf_candidate(ds, n: int, name: str, limit: float) -> Callable[[], int]:
 
 
 def ray_data_candidate(n: int, batch: int, fn, workers: int, label: str, key: str = "id", blocks: int | None = None,
-                       batch_format: str = "default") -> Callable[[], int]:  # fmt: skip
+                       batch_format: str = "default") -> Callable[[], int] | None:  # fmt: skip
+    """Ray Data's run, or None when Ray Data cannot be imported (its row is then left out, and the note says why)."""
+    if RAY_DATA_WHY:
+        return None
     import ray
 
     def run() -> int:
@@ -417,6 +436,15 @@ def ray_data_candidate(n: int, batch: int, fn, workers: int, label: str, key: st
         return count_batches(split.iter_batches(batch_size=batch, batch_format=batch_format), n, label, key, start)
 
     return run
+
+
+def present(candidates: dict) -> dict:
+    """The candidates that can run (Ray Data's is None without it)."""
+    return {key: fn for key, fn in candidates.items() if fn is not None}
+
+
+def ray_data_note() -> str:
+    return f" Ray Data not measured: {RAY_DATA_WHY}." if RAY_DATA_WHY else ""
 
 
 def release() -> None:
@@ -434,10 +462,14 @@ def overhead(args, service: TfService) -> None:
     local = "parafeed, no offload (in the trainer)"
     fine_name = f"{TF_SERVICE}, range(n): one element per split (first {fine:,})"
     coarse_name = f"{TF_SERVICE}, splits of {batch}"
+    blocked = f"{PARAFEED}, block={BLOCK} (batches per block)"
     candidates = {
         local: parafeed_candidate(pf.Dataset.range(n).map(add_one).batch(batch), n, local),
         PARAFEED: parafeed_candidate(
             pf.Dataset.range(n).map(add_one).batch(batch).offload(workers=workers), n, PARAFEED
+        ),
+        blocked: parafeed_candidate(
+            pf.Dataset.range(n).map(add_one).batch(batch).offload(workers=workers, block=BLOCK), n, blocked
         ),
         coarse_name: tf_candidate(
             tf_pipeline(service.target, n, batch, lambda x: x + 1, split=batch), n, coarse_name, args.limit
@@ -445,12 +477,13 @@ def overhead(args, service: TfService) -> None:
         fine_name: tf_candidate(tf_pipeline(service.target, fine, batch, lambda x: x + 1), fine, fine_name, args.limit),
         RAY_DATA: ray_data_candidate(n, batch, rows_add_one, workers, RAY_DATA),
     }
-    rates = harness.run(candidates, runs=args.runs)
+    rates = harness.run(present(candidates), runs=args.runs)
     sizes = {name: n for name in candidates} | {fine_name: fine}
     title = f"R1 per-element overhead of input workers: range({n:,}) -> map(x + 1) -> batch({batch}), {workers} workers"
     note = (
-        f"{workers} input workers each: parafeed's `offload(workers={workers})` (Ray actors, a block of one batch "
-        f"each), {workers} tf.data service workers (processes; `map(lambda x: x + 1)` in-graph), Ray Data "
+        f"{workers} input workers each: parafeed's `offload(workers={workers})` (Ray actors; a block of one batch "
+        f"each by default; {BLOCK} with `block={BLOCK}`), {workers} tf.data service workers (processes; "
+        "`map(lambda x: x + 1)` in-graph), Ray Data "
         f"`map_batches(..., compute=TaskPoolStrategy(size={workers}))` (vectorised: one NumPy add per batch) read "
         "through `streaming_split(1, equal=True)`. parafeed calls `x + 1` once per element. The tf.data service hands "
         "out one split per element of `range(n)` (a dispatcher request each), so that row ran on the first "
@@ -475,7 +508,7 @@ def cpu_bound(args, service: TfService) -> None:
         tf_name: tf_candidate(tf_pipeline(service.target, n, batch, fns["spin"], split=batch), n, tf_name, args.limit),
         RAY_DATA: ray_data_candidate(n, batch, rows_spin, workers, RAY_DATA),
     }
-    rates = harness.run(candidates, runs=args.runs)
+    rates = harness.run(present(candidates), runs=args.runs)
     title = (
         f"R2 CPU-bound pure-Python function (~{per_element * 1e6:.0f} us per element) on {workers} input workers, "
         f"{n:,} elements"
@@ -523,7 +556,7 @@ def scaling(args, cluster: RayCluster) -> None:
                 (RAY_DATA, k): ray_data_candidate(n, batch, rows_nap, k, f"{RAY_DATA}, {k}", blocks=n // batch),
             }
             print(f"  {k} input workers, {n} elements", flush=True)
-            rates.update(harness.run(candidates, runs=args.runs))  # type: ignore[arg-type]
+            rates.update(harness.run(present(candidates), runs=args.runs))  # type: ignore[arg-type]
             del pf_ds, candidates
             release()
     finally:
@@ -584,12 +617,14 @@ def trainer_cpu(args, service: TfService) -> None:
         ),
         RAY_DATA: ray_data_candidate(n, batch, rows_array, workers, RAY_DATA, key="x", batch_format="numpy"),
     }
+    candidates = present(candidates)
     idle = idle_cpu()
     for fn in candidates.values():  # warm-up
         fn()
     cpu: dict[str, list[tuple[float, float, float]]] = {name: [] for name in candidates}
     for _ in range(args.runs):
         for name, fn in candidates.items():
+            gc.collect()  # (a full collection costs ~200 ms here: whichever epoch it fell in would pay for it)
             wall, proc, thread = time.perf_counter(), time.process_time(), time.thread_time()
             fn()
             cpu[name].append(
@@ -624,10 +659,12 @@ def trainer_cpu(args, service: TfService) -> None:
         "Trainer process CPU: `time.process_time()` of this process over the epoch / batches: every thread of it, so "
         "Ray's driver threads (parafeed, Ray Data) and TensorFlow's runtime and RPC threads (tf.data service) count. "
         f"This process, idle while connected to Ray and to the tf.data service, takes {idle * 1000:.1f} ms of CPU per "
-        "second, counted too. Consuming thread: `time.thread_time()` of the loop that takes the batches (what the "
-        "training step would wait on). The trainer reads each batch's size only. Elements: `np.full(shape, x)` "
-        "(parafeed), `tf.fill` (tf.data, in-graph, splits of one batch), a broadcast per batch (Ray Data, read "
-        f"with `batch_format='numpy'`). Every system's no-offload cost is in the first row. {cluster_note(args)}",
+        "second, counted too; garbage is collected before each epoch (a full collection of this process's objects "
+        "takes ~200 ms of CPU and would fall in whichever epoch triggered it). Consuming thread: "
+        "`time.thread_time()` of the loop that takes the batches (what the training step would wait on). The trainer "
+        "reads each batch's size only. Elements: `np.full(shape, x)` (parafeed), `tf.fill` (tf.data, in-graph, splits "
+        "of one batch), a broadcast per batch (Ray Data, read with `batch_format='numpy'`). The first row, for scale: "
+        f"the whole pipeline run in the trainer, no input workers. {cluster_note(args)}",
         "",
     ]
     report("ray-offload-trainer-cpu", "\n".join(lines))
@@ -659,22 +696,26 @@ class Outcome:
 def parafeed_faults(args, cluster: RayCluster) -> list[Outcome]:
     n, workers, batch = args.n_faults, 4, 32
     outcomes = []
-    for faults in (False, True):
+    for scenario in ("none", "resize", "faults"):
         ds = pf.Dataset.range(n).map(short_nap).batch(batch).offload(workers=workers)
         start = time.perf_counter()
         it = iter(ds)
         ids = next(it).tolist()
         actors = list(it._pool.actors)  # (the pool's actors, as the iterator holds them)
-        events = []
-        plan = [0.25, 0.6] if faults else []
+        events: list[str] = []
+        plan = [0.25, 0.6] if scenario != "none" else []
         for b in it:
             ids.extend(b.tolist())
-            if plan and len(ids) >= plan[0] * n:
-                plan.pop(0)
-                if not events:
-                    cluster.ray.kill(actors[0])
-                    events.append(f"actor killed at {len(ids):,}")
-                    continue
+            if not plan or len(ids) < plan[0] * n:
+                continue
+            plan.pop(0)
+            if scenario == "resize":
+                size = it.resize(2 if not events else 6)
+                events.append(f"resize({size}) at {len(ids):,}")
+            elif not events:
+                cluster.ray.kill(actors[0])
+                events.append(f"actor killed at {len(ids):,}")
+            else:
                 victim = next((a for a in it._pool.actors[1:] if cluster.node_of(a) is not None), None)
                 node = cluster.node_of(victim) if victim is not None else None
                 if node is None:
@@ -683,8 +724,12 @@ def parafeed_faults(args, cluster: RayCluster) -> list[Outcome]:
                     cluster.remove(node)
                     events.append(f"node removed at {len(ids):,}")
         seconds = time.perf_counter() - start
-        killed = f"{len(events)} ({'; '.join(events)})" if faults else "0"
         mode = f"offload(workers={workers}), blocks of {batch}"
+        killed = "0"
+        if scenario == "resize":
+            mode += f"; {', '.join(events)}"
+        elif scenario == "faults":
+            killed = f"{len(events)} ({'; '.join(events)})"
         outcomes.append(Outcome("parafeed", mode, killed, ids, n, 1, "yes", seconds, replaced=str(it.replaced)))
         del it, ds
         release()
@@ -764,7 +809,8 @@ class TfFaults:
         if kills:
             killed = f"{len(kills)} ({', '.join(events)}){'; restarted at their ports' if restart else ''}"
         label = mode if copies == 1 else f"{mode} ({copies} workers x {ids_n:,} ids)"
-        return Outcome(TF_SERVICE, label, killed, got, ids_n, copies, ended, seconds)
+        replaced = f"0 ({len(kills)} restarted by the script)" if restart else "0"
+        return Outcome(TF_SERVICE, label, killed, got, ids_n, copies, ended, seconds, replaced)
 
     def close(self) -> None:
         if self.client is not None:
@@ -813,7 +859,7 @@ def faults(args, cluster: RayCluster) -> None:
         "",
         f"`range(n).map(sleep {FAULT_SLEEP * 1000:.0f} ms).batch(32)`, ids checked one by one: *lost*: ids expected "
         "and not delivered, *repeated*: deliveries beyond the expected count, *in order*: the sequence is `range(n)`, "
-        "the order of the pipeline on one host (parafeed's run without faults is checked to be that). parafeed: one "
+        "the order of the pipeline on one host. parafeed: `iterator.resize(n)` mid-epoch (no fault), and one "
         "input worker's actor "
         "killed with `ray.kill` at 25% of the epoch, then the Ray node of another removed with "
         "`Cluster.remove_node` at 60%. tf.data service: worker processes killed with SIGKILL at 25% and 60%, "
@@ -835,6 +881,7 @@ def cluster_note(args) -> str:
     return (
         f"Ray: a local `Cluster` (head without CPUs + {args.nodes} nodes x {args.node_cpus} logical CPUs, "
         f"{OBJECT_STORE >> 20} MB object store each) on this {os.cpu_count()}-core machine. Versions: {versions()}."
+        + ray_data_note()
     )
 
 
@@ -851,7 +898,8 @@ SECTIONS = ("overhead", "cpu", "scaling", "trainer", "faults")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: small sizes, 1 run each")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: small sizes, 1 run each, tables not saved")
+    parser.add_argument("--save", action="store_true", help="save a --quick run's tables in docs/benchmarks.md too")
     parser.add_argument("--runs", type=int, default=None, help="timed runs per candidate (default 3; --quick 1)")
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}")
     parser.add_argument("--n-overhead", type=int, default=None, help="elements of R1 (default 200,000)")
@@ -867,6 +915,8 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="keep the tf.data processes' logs")
     args = parser.parse_args()
     os.environ["PF_BENCH_VERBOSE"] = "1" if args.verbose else "0"
+    global SAVE
+    SAVE = not args.quick or args.save
     quick = args.quick
     defaults = {
         "runs": (3, 1),

@@ -266,6 +266,11 @@ class _OffloadIterator(DatasetIterator):
         self._workers = None
 
 
+    def __del__(self) -> None:  # an epoch left before its end (break, take): its workers go back to the pool
+        if not getattr(self, "_closed", True):
+            self.close()
+
+
 def _worker_pool(ray: Any, pipeline: Dataset, cpus: float) -> Any:
     from parafeed.parallel.input_workers import WorkerPool
 
