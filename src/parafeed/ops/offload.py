@@ -265,7 +265,6 @@ class _OffloadIterator(DatasetIterator):
             self._pool = None
         self._workers = None
 
-
     def __del__(self) -> None:  # an epoch left before its end (break, take): its workers go back to the pool
         if not getattr(self, "_closed", True):
             self.close()
