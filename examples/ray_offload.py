@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 import parafeed as pf
+from parafeed.tools.demo import mirrored_strategy
 
 NUM_REPLICAS = 2
 
@@ -64,14 +65,6 @@ def make_pipeline(x: np.ndarray, y: np.ndarray, workers: int) -> Any:
         return ds.equal_steps(policy="drop")
 
     return make
-
-
-def mirrored_strategy(tf: Any, replicas: int) -> Any:
-    if tf.config.list_physical_devices("GPU"):
-        return tf.distribute.MirroredStrategy()
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
-    return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
 
 
 def main() -> None:

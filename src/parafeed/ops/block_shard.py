@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed import graph
 from parafeed.dataset import Dataset, PassThroughDataset
 from parafeed.graph import ONE_TO_ONE
 from parafeed.iterator import DatasetIterator, current_scope
@@ -78,9 +77,3 @@ def split_point(root: Dataset, units: int) -> tuple[Dataset, int]:
         block *= node.batch_size or 1
         node = node.parents[0]
     return node, block
-
-
-def worker_pipeline(root: Dataset, units: int) -> Dataset:
-    """``root`` with a block shard of ``units`` of its elements inserted as far down as it goes."""
-    node, block = split_point(root, units)
-    return graph.replace(root, node, BlockShardDataset(node, block))

@@ -35,14 +35,7 @@ from parafeed.iterator import DatasetIterator, current_scope
 from parafeed.parallel import ray_cluster
 
 ELEMENTS_PER_BLOCK = 32  # units of a block when the offloaded pipeline does not end in a batch
-_pools = None
-
-
-def _idle_pools() -> Any:
-    global _pools
-    if _pools is None:
-        _pools = ray_cluster.IdlePools()
-    return _pools
+_idle_pools = ray_cluster.IdlePools()
 
 
 class OffloadDataset(PassThroughDataset):
@@ -63,12 +56,12 @@ class OffloadDataset(PassThroughDataset):
         self.block = None if block is None else positive_int("offload()", "block", block)
 
     def _make_iterator(self) -> DatasetIterator:
-        from parafeed.ops.block_shard import split_point, worker_pipeline
+        from parafeed.ops.block_shard import BlockShardDataset, split_point
 
         parent = self._parents[0]
         batched = graph.batching_step(parent) is not None
         units = self.block or (1 if batched else ELEMENTS_PER_BLOCK)
-        split, _ = split_point(parent, units)
+        split, block = split_point(parent, units)
         if not graph.order_fixed(split):
             raise InvalidArgumentError(
                 "offload(): every input worker computes the order of the elements up to "
@@ -84,7 +77,8 @@ class OffloadDataset(PassThroughDataset):
             "seeds": [run.seed_for(n) if run is not None else n.seed for n in random_steps],
             "resumed": tuple(vars(run.resumed).values()) if run is not None else (0, 0, False),
         }
-        return _OffloadIterator(self, worker_pipeline(parent, units), units, run_state)
+        pipeline = graph.replace(parent, split, BlockShardDataset(split, block))  # what every input worker runs
+        return _OffloadIterator(self, pipeline, units, run_state)
 
 
 class _Worker:
@@ -171,23 +165,14 @@ class _OffloadIterator(DatasetIterator):
         block; actors already running are reused."""
         if self._pool is None:
             self._ray = ray_cluster.connect("offload()")
-            self._pool = _idle_pools().borrow(
+            self._pool = _idle_pools.borrow(
                 self._node, self._ray,
                 lambda: _worker_pool(self._ray, self._pipeline, self._node.cpus_per_worker),
             )  # fmt: skip
         pool = self._pool
-        room = len(pool.actors) + pool.free()
-        if room < (1 if count == AUTOTUNE else count) and ray_cluster.reclaim_idle():
-            room = len(pool.actors) + pool.free()
-        deadline = time.monotonic() + ray_cluster.ACTOR_WAIT_SECONDS
-        while room < 1:
-            if time.monotonic() > deadline:
-                raise WorkerError(
-                    f"offload(): the Ray cluster had no free CPU for an input worker for "
-                    f"{ray_cluster.ACTOR_WAIT_SECONDS:.0f} s; free one, add a node, or lower cpus_per_worker"
-                )
-            time.sleep(ray_cluster.RELEASE_SECONDS)
-            room = len(pool.actors) + pool.free()
+        if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
+            ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
+        room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
         count = room if count == AUTOTUNE else min(count, room)
         while len(pool.actors) > count:
             pool.kill(pool.actors.pop())
@@ -261,7 +246,7 @@ class _OffloadIterator(DatasetIterator):
         self._closed = True
         self._pending.clear()
         if self._pool is not None:
-            _idle_pools().give_back(self._node, self._pool, broken=False)
+            _idle_pools.give_back(self._node, self._pool, broken=False)
             self._pool = None
         self._workers = None
 

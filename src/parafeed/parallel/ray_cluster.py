@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.errors import InvalidArgumentError
+from parafeed.errors import InvalidArgumentError, WorkerError
 
 ACTOR_WAIT_SECONDS = 120.0  # how long a new actor may wait for a CPU before the step gives up on it
 RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
@@ -60,6 +60,24 @@ def is_actor_failure(ray: Any, err: BaseException) -> bool:
     lost = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError, ray.exceptions.OwnerDiedError)
     unavailable = getattr(ray.exceptions, "ActorUnavailableError", ())
     return isinstance(err, lost) or (bool(unavailable) and isinstance(err, unavailable))
+
+
+def wait_for_room(room: Callable[[], int], what: str) -> int:
+    """``room()`` (actors the cluster has room for) once it is at least 1: other steps' idle pools are shut down
+    first, then it waits for running ones to free a CPU, up to ``ACTOR_WAIT_SECONDS``."""
+    free = room()
+    if free < 1 and reclaim_idle():
+        free = room()
+    deadline = time.monotonic() + ACTOR_WAIT_SECONDS
+    while free < 1:
+        if time.monotonic() > deadline:
+            raise WorkerError(
+                f"{what}: the Ray cluster had no free CPU for an actor for {ACTOR_WAIT_SECONDS:.0f} s; free one "
+                "(close other iterators using Ray), add a node, or ask for fewer CPUs per actor"
+            )
+        time.sleep(RELEASE_SECONDS)
+        free = room()
+    return free
 
 
 class IdlePools:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import collections
 import queue
 import threading
-import time
 from typing import Any
 
 from parafeed.errors import WorkerError
@@ -85,14 +84,7 @@ class RayExecutor:
         self._stop = threading.Event()
         self._calls: dict[Any, tuple[int, list, Any]] = {}  # ObjectRef -> (seq, chunk, actor)
         self._load: collections.Counter = collections.Counter()  # id(actor) -> chunks outstanding
-        deadline = time.monotonic() + ray_cluster.ACTOR_WAIT_SECONDS
-        while pool.grow(workers) == 0:  # every CPU is taken (by other steps' actors): wait for one, for a while
-            if time.monotonic() > deadline:
-                raise WorkerError(
-                    f"map(): the Ray cluster had no free CPU for a worker actor for "
-                    f"{ray_cluster.ACTOR_WAIT_SECONDS:.0f} s; free one (close other iterators using Ray), or add a node"
-                )
-            time.sleep(ray_cluster.RELEASE_SECONDS)
+        ray_cluster.wait_for_room(lambda: pool.grow(workers), "map()")
         self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
         self._receiver.start()
 
@@ -143,6 +135,8 @@ class RayExecutor:
             self._results.put((FATAL, WorkerError(f"map(): a Ray call failed: {err!r}"), 0.0))
             return False
         with self._lock:
+            if ref not in self._calls:  # a call of an actor already found dead: rerun with its others
+                return True
             actor = self._calls[ref][2]
             orphans = [(ref, call) for ref, call in self._calls.items() if call[2] is actor]
             for orphan, _ in orphans:
