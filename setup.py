@@ -1,4 +1,4 @@
-"""Builds the optional C extension parafeed._native (TFRecord framing, tf.Example decoding).
+"""Builds the optional C extension parafeed.io._native (TFRecord framing, tf.Example decoding).
 
 Everything else is in pyproject.toml. If the extension cannot be compiled, parafeed installs without it and uses its
 pure-Python paths, which give the same results more slowly.
@@ -9,14 +9,14 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "parafeed._native",
-            ["src/parafeed/_native.c"],
+            "parafeed.io._native",
+            ["src/parafeed/io/_native.c"],
             extra_compile_args=["-O3", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),
         Extension(  # decode_and_crop_jpeg: libjpeg-turbo's partial decoding (the system's libjpeg-turbo, >= 1.5)
-            "parafeed._jpeg",
-            ["src/parafeed/_jpeg.c"],
+            "parafeed.tensor_ops._jpeg",
+            ["src/parafeed/tensor_ops/_jpeg.c"],
             libraries=["jpeg"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-clobbered"],
             optional=True,

@@ -2,7 +2,7 @@ import gc
 
 import numpy as np
 
-from parafeed import buffers
+from parafeed.values import buffers
 
 SHAPE = (16, 128, 128, 3)
 

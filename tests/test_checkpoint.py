@@ -379,7 +379,7 @@ def test_restoring_one_iterator_never_changes_another(tmp_path, cache):
 
 
 def _counting_snapshots(monkeypatch) -> list:
-    from parafeed.checkpoint import positions
+    from parafeed.core import positions
 
     calls: list = []
     original = positions.snapshot
@@ -395,7 +395,7 @@ def _counting_snapshots(monkeypatch) -> list:
 def test_read_ahead_steps_mark_positions_cheaply_where_the_order_is_fixed(monkeypatch):
     """prefetch and parallel map take their input's state now and then, not for every hand-over, when the input's
     order follows from its state; a state saved between two snapshots restores by skipping."""
-    from parafeed.checkpoint import positions
+    from parafeed.core import positions
 
     monkeypatch.setattr(positions, "SNAPSHOT_SECONDS", 3600.0)
     calls = _counting_snapshots(monkeypatch)
@@ -407,7 +407,7 @@ def test_read_ahead_steps_mark_positions_cheaply_where_the_order_is_fixed(monkey
 
 @pytest.mark.parametrize("seconds", [0.0, 3600.0])
 def test_positions_restore_whether_states_are_taken_often_or_rarely(monkeypatch, seconds):
-    from parafeed.checkpoint import positions
+    from parafeed.core import positions
 
     monkeypatch.setattr(positions, "SNAPSHOT_SECONDS", seconds)
     ds = pf.Dataset.range(300).shuffle(20, seed=3).prefetch(3).map(_slow, num_parallel_calls=2).batch(7).prefetch(2)
@@ -418,12 +418,12 @@ def test_an_order_parafeed_cannot_vouch_for_keeps_a_state_per_hand_over(monkeypa
     """Datasets made by user functions (interleave) may hide a deterministic=False map: a position relative to an
     older state could not be replayed, so every hand-over keeps its own state, and a state that cannot be taken
     says so."""
-    from parafeed.checkpoint import positions
+    from parafeed.core import positions
 
     monkeypatch.setattr(positions, "SNAPSHOT_SECONDS", 3600.0)
     calls = _counting_snapshots(monkeypatch)
     ds = pf.Dataset.range(4).interleave(lambda x: pf.Dataset.range(50).map(lambda y: x * 100 + y), 2).prefetch(2)
-    assert not pf.graph.order_fixed(ds) and pf.graph.order_fixed(pf.Dataset.range(3).map(abs).prefetch(1))
+    assert not positions.order_fixed(ds) and positions.order_fixed(pf.Dataset.range(3).map(abs).prefetch(1))
     it = iter(ds)
     for _ in range(60):
         next(it)

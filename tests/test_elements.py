@@ -3,8 +3,8 @@ import collections
 import numpy as np
 import pytest
 
-from parafeed.elements import to_element
 from parafeed.errors import ElementTypeError
+from parafeed.values.elements import to_element
 from tests.helpers import describe
 
 Point = collections.namedtuple("Point", ["x", "y"])

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed.missing import DATASET, EXPERIMENTAL, TOP
+from parafeed.core.missing import DATASET, EXPERIMENTAL, TOP
+from parafeed.values import structure
 
 tf = pytest.importorskip("tensorflow", reason="the comparison needs TensorFlow (make test installs it)")
 
@@ -77,6 +78,6 @@ def test_iterator_get_next_and_optional_as_tf_data():
 
 def test_tf_dtype_names_port_by_renaming():
     spec = pf.TensorSpec((None,), pf.int64)
-    assert spec.dtype == np.int64 and pf.TensorSpec((), pf.string).dtype == pf.structure.STRING
+    assert spec.dtype == np.int64 and pf.TensorSpec((), pf.string).dtype == structure.STRING
     feature = pf.io.FixedLenFeature([], pf.float32)
     assert np.dtype(feature.dtype) == np.float32

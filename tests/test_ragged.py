@@ -9,6 +9,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
+from parafeed.values import structure
 
 
 def test_constructors_agree():
@@ -101,8 +102,8 @@ def _check_restores(ds):
         rest = list(resumed)
         assert len(rest) == len(expected) - stop
         for a, b in zip(rest, expected[stop:]):
-            assert all(type(x) is type(y) and _equal(x, y) for x, y in zip(pf.structure.flatten(a),
-                                                                            pf.structure.flatten(b)))  # fmt: skip
+            assert all(type(x) is type(y) and _equal(x, y) for x, y in zip(structure.flatten(a),
+                                                                            structure.flatten(b)))  # fmt: skip
     return len(expected)
 
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from parafeed.core.stats import bottleneck, format_stats
 from parafeed.errors import InvalidArgumentError
-from parafeed.stats import bottleneck, format_stats
 from parafeed.tools.bench import load_pipeline, run_bench
 from parafeed.tools.cli import main
 

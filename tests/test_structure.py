@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed import structure as st
 from parafeed.errors import InvalidArgumentError
+from parafeed.values import structure as st
 
 Pair = collections.namedtuple("Pair", ["b", "a"])
 

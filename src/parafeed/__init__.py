@@ -7,9 +7,14 @@ Example:
     array([1, 2], dtype=int32)
 """
 
-from parafeed import checkpoint, distribute, errors, image, io, train
-from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
-from parafeed.dtypes import (
+from parafeed import checkpoint, distribute, errors, io
+from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
+from parafeed.core.iterator import DatasetIterator
+from parafeed.core.options import Options, ThreadingOptions
+from parafeed.io import example_messages as train
+from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
+from parafeed.tensor_ops import image, ragged
+from parafeed.values.dtypes import (
     bool,
     complex64,
     complex128,
@@ -28,12 +33,10 @@ from parafeed.dtypes import (
     uint32,
     uint64,
 )
-from parafeed.iterator import DatasetIterator
-from parafeed.options import Options, ThreadingOptions
-from parafeed.ragged import RaggedTensor, RaggedTensorSpec
-from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
-from parafeed.sparse import SparseTensor, SparseTensorSpec
-from parafeed.structure import DatasetSpec, TensorSpec
+from parafeed.values.ragged_spec import RaggedTensorSpec
+from parafeed.values.ragged_tensor import RaggedTensor
+from parafeed.values.sparse import SparseTensor, SparseTensorSpec
+from parafeed.values.structure import DatasetSpec, TensorSpec
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN
@@ -46,7 +49,7 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module(f"parafeed.{name}")
-    from parafeed.missing import TOP, missing
+    from parafeed.core.missing import TOP, missing
 
     raise missing("parafeed", TOP, name)
 

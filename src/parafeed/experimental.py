@@ -18,13 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
-from parafeed.errors import ArgumentTypeError, InvalidArgumentError
-from parafeed.io.readers import make_batched_features_dataset, make_csv_dataset, parse_example_dataset
-from parafeed.io.writers import DatasetTFRecordWriter as TFRecordWriter
-from parafeed.ops.group_by_reducer import Reducer
-from parafeed.optional import Optional
-from parafeed.options import (
+from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
+from parafeed.core.options import (
     AutoShardPolicy,
     AutotuneAlgorithm,
     AutotuneOptions,
@@ -33,8 +28,13 @@ from parafeed.options import (
     OptimizationOptions,
     ThreadingOptions,
 )
+from parafeed.errors import ArgumentTypeError, InvalidArgumentError
+from parafeed.io.writers import DatasetTFRecordWriter as TFRecordWriter
+from parafeed.ops.group_by_reducer import Reducer
 from parafeed.sources.files import CsvDataset
+from parafeed.sources.readers import make_batched_features_dataset, make_csv_dataset, parse_example_dataset
 from parafeed.sources.sql import SqlDataset
+from parafeed.values.optional import Optional
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN
@@ -329,6 +329,6 @@ def get_next_as_optional(iterator: Any) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    from parafeed.missing import EXPERIMENTAL, missing
+    from parafeed.core.missing import EXPERIMENTAL, missing
 
     raise missing("parafeed.experimental", EXPERIMENTAL, name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from parafeed.values import structure
 from tests.differential.libs import pf_lib, tf_lib
 from tests.differential.pipelines import CASES
 from tests.helpers import assert_elements_equal, describe
@@ -40,16 +41,15 @@ def test_pipeline_matches_tf_data(case, tmp_path):
 
 
 def _assert_specs_agree(tf_spec, pf_spec) -> None:
-    import parafeed as pf
 
     tf_leaves = tf.nest.flatten(tf_spec)
-    pf_leaves = pf.structure.flatten(pf_spec)
+    pf_leaves = structure.flatten(pf_spec)
     assert len(tf_leaves) == len(pf_leaves), f"element_spec structure differs: {tf_spec} vs {pf_spec}"
-    assert tf.nest.map_structure(lambda _: 0, tf_spec) == pf.structure.map_structure(lambda _: 0, pf_spec)
+    assert tf.nest.map_structure(lambda _: 0, tf_spec) == structure.map_structure(lambda _: 0, pf_spec)
     for t, p in zip(tf_leaves, pf_leaves):
-        assert pf.structure.dtype_name(p.dtype) == t.dtype.name, f"dtype differs: {t} vs {p}"
+        assert structure.dtype_name(p.dtype) == t.dtype.name, f"dtype differs: {t} vs {p}"
         t_shape = None if t.shape.rank is None else tuple(t.shape.as_list())
-        assert pf.structure.shape_compatible(t_shape, p.shape), f"shape incompatible: {t} vs {p}"
+        assert structure.shape_compatible(t_shape, p.shape), f"shape incompatible: {t} vs {p}"
 
 
 def test_the_suite_is_big_enough():

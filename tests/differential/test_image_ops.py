@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed import image as pfi
+from parafeed.tensor_ops import image as pfi
 
 tf = pytest.importorskip("tensorflow", reason="compared with tf.image (make test installs TensorFlow)")
 

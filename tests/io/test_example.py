@@ -42,7 +42,7 @@ def test_batch_results():
 
 def test_native_and_protobuf_decoders_agree():
     if example_columns._native is None:
-        pytest.fail("the C extension parafeed._native was not built")
+        pytest.fail("the C extension parafeed.io._native was not built")
     batch = [record(i) for i in range(20)] + [b"", pf.io.serialize_example({"x": [1, 2]})]
     keys, dtypes = list(SPEC), [s.dtype for s in SPEC.values()]
     native = example_columns._columns_native(batch, keys, dtypes)

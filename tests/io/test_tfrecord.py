@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import parafeed as pf
 from parafeed.errors import DataLossError, InvalidArgumentError
-from parafeed.io import tfrecord
+from parafeed.io import tfrecord, tfrecord_framing
 from parafeed.io.tfrecord import TFRecordWriter, tf_record_iterator
 
 RECORDS = [b"", b"a", os.urandom(1000), b"x" * 70_000, os.urandom(5)]
@@ -95,10 +95,10 @@ def test_truncated_gzip_stream(tmp_path):
 
 def test_python_and_native_framing_agree(tmp_path):
     if tfrecord._native is None:
-        pytest.fail("the C extension parafeed._native was not built")
+        pytest.fail("the C extension parafeed.io._native was not built")
     path = write(tmp_path / "f")
     data = open(path, "rb").read()
-    crc = tfrecord._crc32c()
+    crc = tfrecord_framing.crc32c_function()
     for cut in range(0, len(data), 997):
         assert tfrecord._frame_python(data[:cut], 0, crc, 10**9) == tfrecord._native.frame_records(
             data[:cut], 0, crc, 10**9

@@ -4,15 +4,16 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from parafeed.core.options import schedulable_cpus
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.ops.interleave import default_cycle_length, schedulable_cpus
+from parafeed.ops.interleave import default_cycle_length
 
 
 def test_interleave_order_and_default_cycle_length():
     ds = pf.Dataset.range(3).interleave(lambda n: pf.Dataset.range(n * 10, n * 10 + 3), cycle_length=2, block_length=2)
     assert [int(x) for x in ds] == [0, 1, 10, 11, 2, 12, 20, 21, 22]  # as tf.data gives
     default = pf.Dataset.range(2).interleave(lambda n: pf.Dataset.range(1))
-    assert default._cycle_length == schedulable_cpus() == len(os.sched_getaffinity(0))
+    assert default.cycle_length == schedulable_cpus() == len(os.sched_getaffinity(0))
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
-from parafeed.ops.map_and_batch import BatchRows, Placed
+from parafeed.parallel.batch_rows import BatchRows, Placed
+from parafeed.values import structure
 from tests.differential.libs import pf_lib, tf_lib
 from tests.helpers import assert_elements_equal
 
@@ -45,7 +46,7 @@ def test_rows_are_written_by_the_workers_when_the_order_is_fixed():
     it = iter(ds.with_options(pf.Options(stats=True)))
     assert [b["label"].tolist() for b in it] == [list(range(32)), list(range(32, 64))]
     mapped = {s.name: s for s in it.stats()}["Map"]
-    assert mapped.bytes == 64 * sum(leaf.nbytes for leaf in pf.structure.flatten(big(0)))
+    assert mapped.bytes == 64 * sum(leaf.nbytes for leaf in structure.flatten(big(0)))
 
 
 @pytest.mark.parametrize("calls", PARALLEL)

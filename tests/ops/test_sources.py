@@ -3,6 +3,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import ElementTypeError, InvalidArgumentError
+from parafeed.values import structure
 
 
 def test_from_tensor_slices_yields_read_only_views():
@@ -149,7 +150,7 @@ def test_from_list_keeps_each_element_and_generalises_shapes():
 
 def test_from_tensor_slices_of_datasets_and_refused_inputs():
     ds = pf.Dataset.from_tensor_slices([pf.Dataset.range(2), pf.Dataset.range(3)])
-    assert isinstance(ds.element_spec, pf.structure.DatasetSpec)
+    assert isinstance(ds.element_spec, structure.DatasetSpec)
     assert [int(x) for x in ds.flat_map(lambda d: d)] == [0, 1, 0, 1, 2]
     with pytest.raises(InvalidArgumentError, match="no components"):
         pf.Dataset.from_tensors(())

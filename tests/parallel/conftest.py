@@ -34,7 +34,7 @@ class LeakCheck:
 
     def assert_clean(self, timeout: float = 30.0) -> None:
         """Polled until clean: only a leak waits the whole ``timeout`` (generous, for a loaded machine)."""
-        from parafeed.parallel.workers import release_spares
+        from parafeed.parallel.process_startup import release_spares
 
         deadline = time.time() + timeout
         while True:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from parafeed.parallel.autotune import GAIN, WINDOW_SECONDS, ParallelismTuner, RamBudget, task_size
+from parafeed.core.iterator import RamBudget
+from parafeed.parallel.autotune import GAIN, WINDOW_SECONDS, ParallelismTuner, task_size
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -10,9 +10,9 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
-from parafeed.ops.map_and_batch import BatchRows, Placed
 from parafeed.parallel import shared_batches
-from parafeed.parallel.shared_batches import Attachments, SharedBatches, layout_of
+from parafeed.parallel.batch_rows import BatchRows, Placed, layout_of
+from parafeed.parallel.shared_batches import Attachments, SharedBatches
 from tests.helpers import assert_elements_equal
 
 pytestmark = pytest.mark.timeout(120)

@@ -6,7 +6,7 @@ import time
 import pytest
 
 import parafeed as pf
-from parafeed.parallel import workers
+from parafeed.parallel import process_startup
 from tests.reliability.resources import worker_pids
 
 pytestmark = pytest.mark.timeout(120)
@@ -32,9 +32,9 @@ def wait_for(condition, timeout: float = 30.0) -> bool:
 @pytest.fixture(autouse=True)
 def no_spares():
     gc.collect()  # other tests' steps: their pools' workers become spares
-    workers.release_spares()
+    process_startup.release_spares()
     yield
-    workers.release_spares()
+    process_startup.release_spares()
 
 
 def test_workers_start_when_the_step_is_built_and_serve_its_first_batch():
@@ -59,10 +59,12 @@ def test_a_pipeline_built_anew_runs_on_the_last_ones_workers_with_its_own_functi
 
 
 def test_spares_are_few_and_leave_when_unused(monkeypatch):
-    monkeypatch.setattr(workers, "SPARE_SECONDS", 3.0)
-    many = [workers.Worker() for _ in range(workers.schedulable_cpus() + 2)]
-    workers.give_spares(many)
-    assert wait_for(lambda: sum(w.alive() for w in many) == workers.schedulable_cpus())  # the extra ones stopped
+    monkeypatch.setattr(process_startup, "SPARE_SECONDS", 3.0)
+    many = [process_startup.Worker() for _ in range(process_startup.schedulable_cpus() + 2)]
+    process_startup.give_spares(many)
+    assert wait_for(
+        lambda: sum(w.alive() for w in many) == process_startup.schedulable_cpus()
+    )  # the extra ones stopped
     assert wait_for(lambda: not any(w.alive() for w in many))  # unused: gone after SPARE_SECONDS
 
 

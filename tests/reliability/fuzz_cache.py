@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import DataLossError, InvalidArgumentError
-from parafeed.io import cache_file
+from parafeed.io import cache_format
 from tests.reliability.fuzz_rules import check, leaf_equal, mutate_bytes
 
 
 def fuzz_one(rng: random.Random, i: int, workdir: str) -> tuple[str, bool, str]:
     elements, dtypes = random_cache_elements(rng)
     path = os.path.join(workdir, f"cache-{i}.pfcache")
-    writer = cache_file.CacheWriter(path)
+    writer = cache_format.CacheWriter(path)
     for e in elements:
         writer.write(e)
     writer.finish()
@@ -30,7 +30,7 @@ def fuzz_one(rng: random.Random, i: int, workdir: str) -> tuple[str, bool, str]:
         f.write(mutated)
     try:
         # with the pipeline's dtypes, or with the header's alone (as a replay does)
-        got = list(cache_file.read_cache(path, dtypes if rng.random() < 0.5 else None))
+        got = list(cache_format.read_cache(path, dtypes if rng.random() < 0.5 else None))
     except (DataLossError, InvalidArgumentError) as err:
         check(path in str(err) and "cache()" in str(err), f"cache error does not name the file: {err}")
         check(mutated != data, f"an intact cache file raised {err!r}")

@@ -12,7 +12,7 @@ import numpy as np
 import parafeed as pf
 from parafeed.errors import ParseError
 from parafeed.io import example_columns
-from parafeed.sparse import SparseTensor
+from parafeed.values.sparse import SparseTensor
 from tests.reliability import wire
 from tests.reliability.fuzz_rules import check, leaf_equal, mutate_bytes
 

@@ -43,7 +43,7 @@ def worker_pids() -> set[int]:
     for pid in child_pids():
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"parafeed.parallel.worker" in f.read():
+                if b"parafeed.parallel.process_worker" in f.read():
                     out.add(pid)
         except OSError:
             pass
@@ -125,7 +125,7 @@ def baseline() -> Resources:
     workers."""
     from multiprocessing import resource_tracker
 
-    from parafeed.parallel.workers import release_spares
+    from parafeed.parallel.process_startup import release_spares
 
     resource_tracker.ensure_running()
     gc.collect()
@@ -139,7 +139,7 @@ def wait_until_released(baseline: Resources, timeout: float = 15.0, allow_childr
 
     ``seen_shm``: segments this process was seen mapping while it ran (they must no longer exist).
     """
-    from parafeed.parallel.workers import release_spares
+    from parafeed.parallel.process_startup import release_spares
 
     deadline = time.monotonic() + timeout
     while True:

@@ -21,7 +21,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import DataLossError, WorkerError
-from parafeed.io import cache_file
+from parafeed.io import cache_format
 from tests.reliability.resources import baseline, wait_until_released, worker_pids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -340,13 +340,13 @@ def test_no_space_left_while_writing_the_cache_file(tmp_path, monkeypatch, fail_
 
     ds = pf.Dataset.range(500).map(produce).cache(filename)
     if fail_at == "write":
-        monkeypatch.setattr(cache_file, "open", lambda p, mode: _FailingFile(open(p, mode), 50_000), raising=False)
+        monkeypatch.setattr(cache_format, "open", lambda p, mode: _FailingFile(open(p, mode), 50_000), raising=False)
     else:
 
         def no_space(fd):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        monkeypatch.setattr(cache_file.os, "fsync", no_space)
+        monkeypatch.setattr(cache_format.os, "fsync", no_space)
     with pytest.raises(OSError) as info:
         list(ds)
     assert info.value.errno == errno.ENOSPC

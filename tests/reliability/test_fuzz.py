@@ -17,7 +17,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import DataLossError, ParseError
-from parafeed.io import cache_file, tfrecord
+from parafeed.io import cache_format, tfrecord, tfrecord_framing
 from tests.reliability import fuzz, fuzz_example, wire
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -143,7 +143,7 @@ def test_huge_lengths_are_refused_without_allocating_them(tmp_path):
     assert peak_allocation(raises(ParseError, lambda: pf.io.parse_example([data], spec))) < 1 << 20
     # a cache file whose header length says 4 GiB, and one whose record says its array has 2**63 x 2**63 values
     cache = str(tmp_path / "c.pfcache")
-    writer = cache_file.CacheWriter(cache)
+    writer = cache_format.CacheWriter(cache)
     writer.write((np.arange(3, dtype=np.int64), b"name"))
     writer.finish()
     good = open(cache, "rb").read()
@@ -160,7 +160,7 @@ def test_huge_lengths_are_refused_without_allocating_them(tmp_path):
     for damaged in (bad_header, bad_dims):
         with open(cache, "wb") as f:
             f.write(damaged)
-        assert peak_allocation(raises(DataLossError, lambda: list(cache_file.read_cache(cache, dtypes)))) < 1 << 20
+        assert peak_allocation(raises(DataLossError, lambda: list(cache_format.read_cache(cache, dtypes)))) < 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------- GZIP members
@@ -211,7 +211,7 @@ def test_missing_feature_with_a_zero_size_shape_is_a_parse_error():
 def test_native_framing_agrees_with_python_on_a_maximal_length():
     """Was a bug: the native length-CRC cache started at length 2**64-1, so that length was called a bad CRC."""
     buf = wire.frame(b"ok") + wire.frame(b"abc", length=2**64 - 1)
-    crc = tfrecord._crc32c()
+    crc = tfrecord_framing.crc32c_function()
     assert tfrecord._native is not None
     for pos in (0, 18):  # framing from the first record, and from the damaged one (as after a read boundary)
         assert tfrecord._native.frame_records(buf, pos, crc, 64) == tfrecord._frame_python(buf, pos, crc, 64)

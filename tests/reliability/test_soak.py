@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed.parallel.processes import RemoteTraceback
+from parafeed.parallel.remote_errors import RemoteTraceback
 from tests.reliability.resources import Resources, baseline, our_shm, wait_until_released
 
 ELEMENTS = int(os.environ.get("PARAFEED_SOAK_ELEMENTS", 1_000_000))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed import graph
+from parafeed.core import graph
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError
 
 D = pf.Dataset

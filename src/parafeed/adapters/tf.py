@@ -22,12 +22,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from parafeed import graph
-from parafeed.checkpoint import Epochs, save_state
-from parafeed.dataset import UNKNOWN, Dataset
+from parafeed.core import graph
+from parafeed.core.dataset import UNKNOWN, Dataset
+from parafeed.distribute.resume import Epochs, save_state
 from parafeed.errors import InvalidArgumentError, StateError
-from parafeed.ragged import RaggedTensor, RaggedTensorSpec
-from parafeed.structure import STRING, TensorSpec, flatten, map_structure
+from parafeed.values.ragged_spec import RaggedTensorSpec
+from parafeed.values.ragged_tensor import RaggedTensor
+from parafeed.values.structure import STRING, TensorSpec, flatten, map_structure
 
 
 def tf_signature(ds: Dataset) -> Any:

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.checkpoint import Epochs, save_state
-from parafeed.dataset import Dataset
-from parafeed.structure import STRING, map_structure
+from parafeed.core.dataset import Dataset
+from parafeed.distribute.resume import Epochs, save_state
+from parafeed.values.structure import STRING, map_structure
 
 
 def to_tensor(leaf: Any) -> Any:

@@ -1,7 +1,7 @@
 """Checkpoints of pipelines (public: ``pf.checkpoint``): save where a run stands, resume it exactly, check that.
 
 * Every iterator saves its position with ``get_state()`` and goes on from one with ``set_state()``; the root
-  iterator's state also holds its run's (iteration and seeds). Steps use :mod:`parafeed.checkpoint.positions` for
+  iterator's state also holds its run's (iteration and seeds). Steps use :mod:`parafeed.core.positions` for
   positions of iterators that read ahead and buffers re-read on restore.
 * :func:`save_state` / :func:`resume`: a training run's input with the model checkpoint, resumed on the same or on
   another number of replicas (also ``pf.distribute.save_state`` / ``resume``); :class:`Epochs` gives the iterators
@@ -13,8 +13,8 @@ Example:
 """
 
 from parafeed.checkpoint.check import check_restores
-from parafeed.checkpoint.positions import Snapshots, position, seek, snapshot
-from parafeed.checkpoint.runs import Epochs, next_run, resume, samples_per_step, save_state
+from parafeed.core.positions import Snapshots, position, seek, snapshot
+from parafeed.distribute.resume import Epochs, next_run, resume, samples_per_step, save_state
 
 __all__ = [
     "Epochs",

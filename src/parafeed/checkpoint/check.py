@@ -18,7 +18,7 @@ def check_restores(dataset: Any, stops: list[int] | None = None, limit: int = 10
     The reference pass is one iteration of ``dataset``; the restored iterators go on with its run and do not count
     as new iterations.
     """
-    from parafeed.structure import flatten
+    from parafeed.values.structure import flatten
 
     wanted = None if stops is None else set(stops)
     expected, states = [], {}

@@ -4,18 +4,18 @@ Most users write one line: ``ds.distribute(num_replicas, replica_id)`` (or with 
 ``torch.distributed`` / ``TF_CONFIG``), then ``.batch(...).equal_steps()``. See ``docs/distribution.md``.
 """
 
-from parafeed.checkpoint.runs import resume, samples_per_step, save_state
+from parafeed.core.graph import replica_counts
 from parafeed.distribute.balance import EQUAL_STEPS_POLICIES, count_batches, deal
-from parafeed.distribute.report import BalanceReport, plan_labels, report
-from parafeed.distribute.sharding import (
+from parafeed.distribute.replica_split import (
     POLICIES,
     ShardPlan,
     record_labels,
     replica_context,
     shard_for_replica,
 )
+from parafeed.distribute.report import BalanceReport, plan_labels, report
+from parafeed.distribute.resume import resume, samples_per_step, save_state
 from parafeed.distribute.speed import SpeedBalancer, loss_scale, weighted_batch, weighted_sizes
-from parafeed.graph import replica_counts
 
 __all__ = [
     "BalanceReport",

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from parafeed import graph
-from parafeed.checkpoint.positions import position, snapshot
-from parafeed.dataset import INFINITE, Dataset
+from parafeed.core import graph
+from parafeed.core.dataset import INFINITE, Dataset
+from parafeed.core.graph import BATCHING
+from parafeed.core.iterator import DatasetIterator, build_in, current_scope
+from parafeed.core.positions import position, snapshot
 from parafeed.errors import InvalidArgumentError
-from parafeed.graph import BATCHING
-from parafeed.iterator import DatasetIterator, build_in, current_scope
-from parafeed.structure import TensorSpec, flatten, is_nested, map_structure
+from parafeed.values.structure import TensorSpec, flatten, is_nested, map_structure
 
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")
 

@@ -131,7 +131,7 @@ def report(
 def plan_labels(plan: Any, files: Sequence[str], label: str = "label") -> list[np.ndarray]:
     """Each replica's labels under a :class:`~parafeed.distribute.ShardPlan` of ``files`` (read from the manifest
     beside them when there is one, else from the records)."""
-    from parafeed.distribute.sharding import record_labels
+    from parafeed.distribute.replica_split import record_labels
 
     if plan.labels is not None:
         return list(plan.labels)

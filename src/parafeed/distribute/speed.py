@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import Dataset
+from parafeed.core.dataset import Dataset
+from parafeed.core.graph import BATCHING
+from parafeed.core.iterator import DatasetIterator
 from parafeed.distribute.balance import with_weights
 from parafeed.errors import CancelledError, InvalidArgumentError
-from parafeed.graph import BATCHING
-from parafeed.iterator import DatasetIterator
-from parafeed.structure import TensorSpec, batch_spec, map_structure
+from parafeed.values.structure import TensorSpec, batch_spec, map_structure
 
 
 def weighted_sizes(global_batch: int, speeds: Sequence[float], minimum: int = 1) -> list[int]:
@@ -245,7 +245,7 @@ class _WeightedBatchIterator(DatasetIterator):
         self._epoch_start = self._step = dataset._balancer.next_step if dataset._balancer is not None else 0
 
     def __next__(self) -> Any:
-        from parafeed.ops.stacking import stack_elements
+        from parafeed.values.stacking import stack_elements
 
         d = self._dataset
         done = (self._step - self._epoch_start) * d._global_batch

@@ -4,15 +4,15 @@ The image decoders are here too (``pf.io.decode_jpeg`` ...), as TensorFlow has t
 ``tf.image``: code ported by renaming finds them in either place.
 """
 
-from parafeed.image import decode_image, decode_jpeg, decode_png
 from parafeed.io.example import parse_example, parse_single_example, parse_single_sequence_example
 from parafeed.io.example_proto import serialize_example, serialize_sequence_example
 from parafeed.io.feature_specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
 from parafeed.io.index import TFRecordIndex
 from parafeed.io.ragged_feature import RaggedFeature
-from parafeed.io.readers import read_file
+from parafeed.io.storage import read_file
 from parafeed.io.text import decode_csv
 from parafeed.io.tfrecord import TFRecordOptions, TFRecordWriter, tf_record_iterator
+from parafeed.tensor_ops.image import decode_image, decode_jpeg, decode_png
 
 __all__ = [
     "FixedLenFeature",

@@ -29,8 +29,8 @@ from parafeed.io.example_columns import (
 from parafeed.io.example_proto import message_classes
 from parafeed.io.feature_specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, numpy_dtype
 from parafeed.io.ragged_feature import RaggedFeature, output_order, parse_ragged
-from parafeed.sparse import SparseTensor
-from parafeed.structure import STRING
+from parafeed.values.sparse import SparseTensor
+from parafeed.values.structure import STRING
 
 _TYPE_NAME = {"string": "bytes", "float32": "float", "int64": "int64"}  # the names in tf.io's messages
 

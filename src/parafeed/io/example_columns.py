@@ -1,6 +1,6 @@
 """Reading features out of serialized tf.train.Example into per-feature columns (a batch's values of one feature).
 
-The ``parafeed._native`` C decoder reads the wire format straight into columns; a batch it does not handle (unusual
+The ``parafeed.io._native`` C decoder reads the wire format straight into columns; a batch it does not handle (unusual
 encodings, malformed bytes) is decoded with protobuf, which defines the semantics. Both give the same columns.
 """
 
@@ -14,10 +14,10 @@ import numpy as np
 from parafeed.errors import ParseError
 from parafeed.io.example_proto import message_classes
 from parafeed.io.feature_specs import numpy_dtype
-from parafeed.structure import STRING
+from parafeed.values.structure import STRING
 
 try:
-    from parafeed import _native
+    from parafeed.io import _native
 except ImportError:
     _native = None
 

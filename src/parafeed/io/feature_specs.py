@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import InvalidArgumentError
-from parafeed.structure import STRING, as_dtype, as_shape
+from parafeed.values.structure import STRING, as_dtype, as_shape
 
 FEATURE_DTYPES = ("string", "float32", "int64")  # what a tf.train.Example holds
 

@@ -3,9 +3,9 @@ each, an optional footer, optionally inside one GZIP or ZLIB stream; errors as t
 
 from __future__ import annotations
 
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import DataLossError, InvalidArgumentError, NotFoundError
 from parafeed.io.streams import ByteStream
-from parafeed.iterator import DatasetIterator
 
 DEFAULT_BUFFER_SIZE = 256 << 10
 STEP = "FixedLengthRecordDataset"

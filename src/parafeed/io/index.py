@@ -23,7 +23,7 @@ import numpy as np
 
 from parafeed.errors import DataLossError, NotFoundError
 from parafeed.io.storage import filesystem, is_url, local_path
-from parafeed.io.tfrecord import _HEADER, _U32, _crc32c, mask
+from parafeed.io.tfrecord_framing import HEADER, U32, crc32c_function, mask
 
 STEP = "TFRecordIndex"
 INDEX_SUFFIX = ".pfindex"
@@ -94,7 +94,7 @@ def remote_offsets(url: str, storage_options: dict | None, build: bool) -> np.nd
     """The index of the file at ``url`` (see the module's doc); None when it would have to be built and ``build``
     is False."""
     from parafeed.io.remote import Retrier, describe, open_remote, settings
-    from parafeed.io.shard_cache import ShardCache, entry_name
+    from parafeed.io.remote_cache import ShardCache, entry_name
 
     fs, inner = filesystem(url, storage_options, STEP)
     current = settings()
@@ -123,14 +123,14 @@ def remote_offsets(url: str, storage_options: dict | None, build: bool) -> np.nd
 
 
 def _scan(f: Any, path: str, size: int) -> np.ndarray:
-    crc = _crc32c()
+    crc = crc32c_function()
     offsets = []
     pos = 0
     while pos < size:
         header = f.read(12)
         if len(header) < 12:
             raise DataLossError(f"{STEP}: {path}: truncated record header at byte offset {pos}")
-        length, length_crc = _HEADER.unpack(header)
+        length, length_crc = HEADER.unpack(header)
         if mask(crc(header[:8])) != length_crc:
             raise DataLossError(f"{STEP}: {path}: corrupted record at byte offset {pos}: bad length CRC")
         if pos + 16 + length > size:
@@ -145,7 +145,7 @@ def parse_index(data: bytes, size: int, mtime_ns: int | None) -> np.ndarray | No
     """The offsets an index file holds, when it is whole and describes a file of ``size`` bytes modified at
     ``mtime_ns`` (None: any time, for a copy in object storage, whose time is its upload's)."""
     head = len(_MAGIC) + _META.size
-    if len(data) < head + 4 or not data.startswith(_MAGIC) or zlib.crc32(data[:-4]) != _U32.unpack(data[-4:])[0]:
+    if len(data) < head + 4 or not data.startswith(_MAGIC) or zlib.crc32(data[:-4]) != U32.unpack(data[-4:])[0]:
         return None
     file_size, file_mtime, count = _META.unpack_from(data, len(_MAGIC))
     if file_size != size or mtime_ns not in (None, file_mtime) or len(data) != head + 8 * count + 4:
@@ -156,7 +156,7 @@ def parse_index(data: bytes, size: int, mtime_ns: int | None) -> np.ndarray | No
 def index_bytes(size: int, mtime_ns: int, offsets: np.ndarray) -> bytes:
     """An index file's contents."""
     body = _MAGIC + _META.pack(size, mtime_ns, len(offsets)) + offsets.astype("<i8").tobytes()
-    return body + _U32.pack(zlib.crc32(body))
+    return body + U32.pack(zlib.crc32(body))
 
 
 def _save(index_path: str, size: int, mtime_ns: int, offsets: np.ndarray) -> None:
@@ -192,7 +192,7 @@ class RecordFiles:
             counts = [len(record_offsets(p, storage_options)) for p in self.paths]
         self.starts = np.cumsum([0, *counts])
         self._open: dict[int, int] = {}  # file number -> fd, least recently used first
-        self._crc = _crc32c()
+        self._crc = crc32c_function()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -241,17 +241,17 @@ class RecordFiles:
         header = os.pread(fd, 12, offset)
         if len(header) < 12:
             return header, b""
-        return header, os.pread(fd, _HEADER.unpack(header)[0] + 4, offset + 12)
+        return header, os.pread(fd, HEADER.unpack(header)[0] + 4, offset + 12)
 
     def _check(self, k: int, i: int, offset: int, header: bytes, data: bytes) -> bytes:
         """The record's data (``data`` holds it and its CRC), both CRCs checked."""
         path, crc = self.paths[k], self._crc
         if len(header) < 12:
             raise DataLossError(f"TFRecordDataset: {path}: truncated record {i} at byte offset {offset}")
-        length, length_crc = _HEADER.unpack(header)
+        length, length_crc = HEADER.unpack(header)
         if mask(crc(header[:8])) != length_crc or len(data) < length + 4:
             raise DataLossError(f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}")
-        if mask(crc(data[:length])) != _U32.unpack_from(data, length)[0]:
+        if mask(crc(data[:length])) != U32.unpack_from(data, length)[0]:
             raise DataLossError(f"TFRecordDataset: {path}: corrupted record {i} at byte offset {offset}: bad data CRC")
         return data[:length]
 

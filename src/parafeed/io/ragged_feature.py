@@ -15,9 +15,9 @@ import numpy as np
 
 from parafeed.errors import InvalidArgumentError
 from parafeed.io.feature_specs import feature_dtype
-from parafeed.ragged_build import stack
-from parafeed.ragged_spec import splits_dtype
-from parafeed.ragged_tensor import RaggedTensor
+from parafeed.values.ragged_build import stack
+from parafeed.values.ragged_spec import splits_dtype
+from parafeed.values.ragged_tensor import RaggedTensor
 
 RowSplits = namedtuple("RowSplits", ["key"])
 RowLengths = namedtuple("RowLengths", ["key"])

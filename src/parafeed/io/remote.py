@@ -14,7 +14,7 @@ top. After ``options.remote.retries`` attempts without progress the read fails w
 :class:`~parafeed.errors.UnavailableError` naming the URL, the byte offset and the last cause.
 
 With ``options.remote.cache_dir`` set, files are kept whole in a local cache as they are read and opened from it
-afterwards (:mod:`parafeed.io.shard_cache`).
+afterwards (:mod:`parafeed.io.remote_cache`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from parafeed.errors import CancelledError, NotFoundError, UnavailableError
-from parafeed.io.shard_cache import CAPACITY, IDENTITY, CachedCopy, ShardCache
+from parafeed.io.remote_cache import CAPACITY, IDENTITY, CachedCopy, ShardCache
 
 if TYPE_CHECKING:
-    from parafeed.io.shard_cache import Part
+    from parafeed.io.remote_cache import Part
 
 RECHECK = 60.0  # seconds a listing's or the cache's word on an object is trusted without asking the store again
 IO_THREADS = 32  # threads for remote reads in a process (they wait on the network, not the CPU)
@@ -57,7 +57,7 @@ class Settings:
 
 def settings() -> Settings:
     """The running pipeline's ``options.remote``, defaults filled in."""
-    from parafeed.iterator import current_options
+    from parafeed.core.iterator import current_options
 
     given = current_options().remote
     values = {k: getattr(given, k) for k in Settings.__dataclass_fields__ if getattr(given, k) is not None}

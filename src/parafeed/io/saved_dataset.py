@@ -6,7 +6,7 @@ Layout::
     <path>/run-<id>/<shard:08d>.shard one file per shard index
 
 A shard is a TFRecord file (optionally GZIP-compressed, CRC-checked) whose records are elements encoded as in the
-cache file format (:mod:`parafeed.io.cache_file`: per leaf its rank, dims and raw values). The metadata file is
+cache file format (:mod:`parafeed.io.cache_format`: per leaf its rank, dims and raw values). The metadata file is
 written last, by an atomic rename, so a directory without it (or with a run it does not name) holds no finished save.
 This is parafeed's own format: TensorFlow's ``tf.data.Dataset.save`` writes protobuf snapshots that parafeed does not
 read, and the other way round.
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import DataLossError, InvalidArgumentError, NotFoundError
-from parafeed.io.cache_file import NoNesting, decode_nesting, decode_payload, encode_leaf, encode_nesting
+from parafeed.io.cache_format import NoNesting, decode_nesting, decode_payload, encode_leaf, encode_nesting
 from parafeed.io.tfrecord import TFRecordWriter
-from parafeed.structure import STRING, DatasetSpec, TensorSpec, as_dtype, as_shape, dtype_name, flatten, pack_as
+from parafeed.values.structure import STRING, DatasetSpec, TensorSpec, as_dtype, as_shape, dtype_name, flatten, pack_as
 
 METADATA = "pf_saved_dataset.json"
 FORMAT = "parafeed-saved-dataset"

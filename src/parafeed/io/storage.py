@@ -15,6 +15,8 @@ import tempfile
 import uuid
 from typing import Any
 
+import numpy as np
+
 from parafeed.errors import InvalidArgumentError, NotFoundError
 
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*(::[^:]*)?://")
@@ -50,7 +52,7 @@ def filesystem(url: str, storage_options: dict | None, step: str) -> tuple[Any, 
     key = fsspec.utils.tokenize(protocol, os.getpid(), storage_options)  # (a forked child builds its own)
     fs = _filesystems.get(key)
     if fs is not None:
-        return fs, fs._strip_protocol(url)
+        return fs, fsspec.core.strip_protocol(url)
     try:
         fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
         if "::" not in protocol:  # (a chain of filesystems is built anew each time)
@@ -149,3 +151,13 @@ def publish(tmp: str, path: str, step: str, storage_options: dict | None = None)
         Retrier(path, step, settings()).call("uploading", 0, lambda: fs.put_file(tmp, inner))
     finally:
         os.remove(tmp)
+
+
+def read_file(filename: str | bytes | os.PathLike, name: str | None = None) -> bytes:
+    """The contents of a file as ``bytes`` (``tf.io.read_file``); a missing file raises NotFoundError."""
+    path = os.fsdecode(filename.item() if isinstance(filename, np.ndarray) else filename)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise NotFoundError(f"read_file: {path}; No such file or directory") from None

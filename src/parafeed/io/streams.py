@@ -69,8 +69,8 @@ class ByteStream:
 
     @property
     def cached_copy(self) -> Any:
-        """The shard cache's copy this stream reads (:class:`~parafeed.io.shard_cache.CachedCopy`), or None."""
-        from parafeed.io.shard_cache import CachedCopy
+        """The shard cache's copy this stream reads (:class:`~parafeed.io.remote_cache.CachedCopy`), or None."""
+        from parafeed.io.remote_cache import CachedCopy
 
         return self._file if isinstance(self._file, CachedCopy) else None
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.elements import to_leaf
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError, ParseError
 from parafeed.io.streams import ByteStream
-from parafeed.iterator import DatasetIterator
-from parafeed.structure import STRING, as_dtype, dtype_name
+from parafeed.values.elements import to_leaf
+from parafeed.values.structure import STRING, as_dtype, dtype_name
 
 DEFAULT_BUFFER_SIZE = 256 << 10
 _CSV_TYPES = {np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64), STRING}
@@ -112,7 +112,7 @@ class CsvColumns:
 
     @property
     def spec(self) -> tuple:
-        from parafeed.structure import TensorSpec
+        from parafeed.values.structure import TensorSpec
 
         return tuple(TensorSpec((), d) for d in self.dtypes)
 

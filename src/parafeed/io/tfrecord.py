@@ -5,7 +5,7 @@ A TFRecord file is a sequence of records, each framed as::
     u64 length | u32 masked CRC-32C of the 8 length bytes | data | u32 masked CRC-32C of data
 
 (little-endian), optionally inside one GZIP or ZLIB stream. CRC-32C comes from ``google-crc32c`` (hardware
-accelerated C); the framing loop runs in the ``parafeed._native`` C extension when it is built, in Python otherwise.
+accelerated C); the framing loop runs in the ``parafeed.io._native`` C extension when it is built, in Python otherwise.
 Corruption raises :class:`~parafeed.errors.DataLossError` naming the file, the byte offset and what is wrong; the
 reader then moves past the damage, so ``ignore_errors()`` can skip it.
 """
@@ -22,40 +22,22 @@ from typing import BinaryIO
 
 import numpy as np
 
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, DataLossError, InvalidArgumentError, StateError
 from parafeed.io.storage import is_url
 from parafeed.io.streams import ByteStream, compression_type_of, wbits
-from parafeed.iterator import DatasetIterator
+from parafeed.io.tfrecord_framing import HEADER, U32, crc32c_function, mask
 
 try:
-    from parafeed import _native
+    from parafeed.io import _native
 except ImportError:  # built without a C compiler: the Python framing below gives the same results
     _native = None
 
-_MASK_DELTA = 0xA282EAD8
-_HEADER = struct.Struct("<QI")
-_U32 = struct.Struct("<I")
 DEFAULT_BUFFER_SIZE = 1 << 20
 _FRAME_BATCH = 64  # records framed per call: few enough that skip() rarely wastes CRC work
 _RESYNC_WINDOW = 1 << 20  # bytes scanned for the next intact record header after a damaged one
 
 FRAME_OK, FRAME_BAD_LENGTH_CRC, FRAME_BAD_DATA_CRC = 0, 1, 2
-
-
-def _crc32c() -> Callable[[bytes], int]:
-    import google_crc32c
-
-    return google_crc32c.value
-
-
-def mask(crc: int) -> int:
-    """TFRecord's masking of a CRC-32C value."""
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + _MASK_DELTA) & 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """The masked CRC-32C that TFRecord stores for ``data``."""
-    return mask(_crc32c()(data))
 
 
 class TFRecordOptions:
@@ -85,7 +67,7 @@ class TFRecordWriter:
         self._compressor = None
         if opts.compression_type:
             self._compressor = zlib.compressobj(opts.compression_level, zlib.DEFLATED, wbits(opts.compression_type))
-        self._crc = _crc32c()
+        self._crc = crc32c_function()
 
     def write(self, record: bytes) -> None:
         """Append one record."""
@@ -94,7 +76,7 @@ class TFRecordWriter:
         if not isinstance(record, (bytes, bytearray, memoryview)):
             raise ArgumentTypeError(f"TFRecordWriter.write: a record must be bytes, got {type(record).__name__}")
         length = struct.pack("<Q", len(record))
-        frame = b"".join((length, _U32.pack(mask(self._crc(length))), record, _U32.pack(mask(self._crc(record)))))
+        frame = b"".join((length, U32.pack(mask(self._crc(length))), record, U32.pack(mask(self._crc(record)))))
         self._file.write(self._compressor.compress(frame) if self._compressor else frame)
 
     def flush(self) -> None:
@@ -126,14 +108,14 @@ def _frame_python(buf: bytes, pos: int, crc: Callable | None, max_records: int) 
     records: list[bytes] = []
     size = len(buf)
     while len(records) < max_records and size - pos >= 12:
-        length, length_crc = _HEADER.unpack_from(buf, pos)
+        length, length_crc = HEADER.unpack_from(buf, pos)
         if crc is not None and mask(crc(bytes(buf[pos : pos + 8]))) != length_crc:
             return records, pos, FRAME_BAD_LENGTH_CRC, 0
         end = pos + 16 + length
         if end > size:
             break
         record = bytes(buf[pos + 12 : end - 4])
-        if crc is not None and mask(crc(record)) != _U32.unpack_from(buf, end - 4)[0]:
+        if crc is not None and mask(crc(record)) != U32.unpack_from(buf, end - 4)[0]:
             return records, pos, FRAME_BAD_DATA_CRC, length
         records.append(record)
         pos = end
@@ -161,7 +143,7 @@ class TFRecordFileReader(DatasetIterator):
         self._storage_options = storage_options
         self._source = ByteStream(path, compression, "TFRecordDataset", storage_options)
         self._chunk = buffer_size
-        self._crc = _crc32c() if verify else None
+        self._crc = crc32c_function() if verify else None
         self._buf: bytes | np.ndarray = b""  # bytes read, not all framed yet (a view of _memory)
         self._memory = np.empty(0, np.uint8)
         self._pos = 0
@@ -297,13 +279,13 @@ class TFRecordFileReader(DatasetIterator):
         return True
 
     def _resync(self, offset: int) -> DataLossError:
-        crc = self._crc or _crc32c()
+        crc = self._crc or crc32c_function()
         start = self._pos
         while len(self._buf) - start < _RESYNC_WINDOW and self._read_more(keep=True):
             pass
         buf = self._buf
         for p in range(start + 1, min(len(buf), start + _RESYNC_WINDOW) - 11):
-            if mask(crc(bytes(buf[p : p + 8]))) == _U32.unpack_from(buf, p + 8)[0]:
+            if mask(crc(bytes(buf[p : p + 8]))) == U32.unpack_from(buf, p + 8)[0]:
                 self._pos = p
                 return self._lost(
                     f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does "

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from parafeed.errors import ArgumentTypeError
-from parafeed.structure import STRING, TensorSpec
+from parafeed.values.structure import STRING, TensorSpec
 
 
 class DatasetTFRecordWriter:
@@ -24,7 +24,7 @@ class DatasetTFRecordWriter:
 
     def write(self, dataset: Any) -> None:
         """Write the records (the file is replaced; an error while iterating leaves the records before it)."""
-        from parafeed.dataset import Dataset
+        from parafeed.core.dataset import Dataset
         from parafeed.io.tfrecord import TFRecordWriter
 
         if not isinstance(dataset, Dataset):

@@ -7,16 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import as_int, positive_int
-from parafeed.checkpoint.positions import position, snapshot
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.arguments import as_int, positive_int
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
+from parafeed.core.iterator import DatasetIterator, current_options
+from parafeed.core.positions import position, snapshot
 from parafeed.errors import InvalidArgumentError
-from parafeed.graph import BATCHING
-from parafeed.iterator import DatasetIterator, current_options
 from parafeed.ops.map import MapDataset
-from parafeed.ops.stacking import concat_rows, row_count, slice_rows, split_rows, stack_elements
-from parafeed.ragged import RaggedTensorSpec
-from parafeed.structure import TensorSpec, batch_spec, flatten, unbatch_spec
+from parafeed.values.ragged_spec import RaggedTensorSpec
+from parafeed.values.stacking import concat_rows, row_count, slice_rows, split_rows, stack_elements
+from parafeed.values.structure import TensorSpec, batch_spec, flatten, unbatch_spec
 
 
 class BatchDataset(Dataset):
@@ -38,7 +38,8 @@ class BatchDataset(Dataset):
                 return ragged
         parent = self._parents[0]
         if isinstance(parent, MapDataset) and current_options().experimental_optimization.fuses_map_and_batch():
-            from parafeed.ops.map_and_batch import BatchRows, MapAndBatchIterator
+            from parafeed.ops.map_and_batch import MapAndBatchIterator
+            from parafeed.parallel.batch_rows import BatchRows
 
             rows = BatchRows(self.batch_size)
             return MapAndBatchIterator(parent._iter(rows=rows), rows, self.drop_remainder)
@@ -55,17 +56,6 @@ class BatchDataset(Dataset):
 
     def _replica_counts(self, start: int = 0) -> list[int] | None:
         return batched_counts(self._parents[0]._replica_counts(start), self.batch_size, self.drop_remainder)
-
-
-def batched_cardinality(n: int, batch_size: int, drop_remainder: bool) -> int:
-    if n < 0:
-        return n
-    return n // batch_size if drop_remainder else -(-n // batch_size)
-
-
-def batched_counts(counts: list[int] | None, batch_size: int, drop_remainder: bool) -> list[int] | None:
-    """Every replica's batch count from its element count (see ``Dataset._replica_counts``)."""
-    return None if counts is None else [batched_cardinality(c, batch_size, drop_remainder) for c in counts]
 
 
 class _BatchIterator(DatasetIterator):

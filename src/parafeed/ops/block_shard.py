@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import Dataset, PassThroughDataset
-from parafeed.graph import ONE_TO_ONE
-from parafeed.iterator import DatasetIterator, current_scope
+from parafeed.core.dataset import Dataset, PassThroughDataset
+from parafeed.core.graph import ONE_TO_ONE
+from parafeed.core.iterator import DatasetIterator, current_scope
 
 
 class BlockShardDataset(PassThroughDataset):

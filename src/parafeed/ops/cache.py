@@ -6,13 +6,13 @@ import os
 import threading
 from typing import Any
 
-from parafeed.dataset import Dataset, PassThroughDataset
+from parafeed.core.dataset import Dataset, PassThroughDataset
+from parafeed.core.graph import REORDERING
+from parafeed.core.iterator import DatasetIterator, Scope, build_in, current_scope
 from parafeed.errors import StateError
-from parafeed.graph import REORDERING
-from parafeed.io.cache_file import CacheReader, CacheWriter
+from parafeed.io.cache_format import CacheReader, CacheWriter
 from parafeed.io.storage import exists
-from parafeed.iterator import DatasetIterator, Scope, build_in, current_scope
-from parafeed.structure import flatten, pack_as
+from parafeed.values.structure import flatten, pack_as
 
 CACHE_SUFFIX = ".pfcache"
 

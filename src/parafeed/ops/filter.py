@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.functions import as_bool, user_error
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ElementTypeError
-from parafeed.functions import as_bool, user_error
-from parafeed.iterator import DatasetIterator
-from parafeed.structure import STRING, TensorSpec
+from parafeed.values.structure import STRING, TensorSpec
 
 
 def _checked_spec(dataset: PassThroughDataset, step: str, predicate: Callable[..., Any]) -> Any:

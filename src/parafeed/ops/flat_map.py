@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from parafeed.checkpoint.positions import position, snapshot
-from parafeed.iterator import DatasetIterator, build_in, current_scope
+from parafeed.core.iterator import DatasetIterator, build_in, current_scope
+from parafeed.core.positions import position, snapshot
 
 if TYPE_CHECKING:
     from parafeed.ops.interleave import InterleaveDataset
 
 
-class _FlatMapIterator(DatasetIterator):
+class FlatMapIterator(DatasetIterator):
     """One dataset after another (``cycle_length=1``, where block_length does not matter)."""
 
     def __init__(self, parent: DatasetIterator, ds: InterleaveDataset):
@@ -34,7 +34,7 @@ class _FlatMapIterator(DatasetIterator):
                     self._current = None
             self._at = snapshot(self._parent)
             element = next(self._parent)
-            self._current = build_in(self._scope, self._ds._open(element, self._inputs))
+            self._current = build_in(self._scope, self._ds.open_input(element, self._inputs))
             self._inputs += 1
 
     def skip(self, n: int) -> int:
@@ -46,7 +46,7 @@ class _FlatMapIterator(DatasetIterator):
                     element = next(self._parent)
                 except StopIteration:
                     break
-                self._current = build_in(self._scope, self._ds._open(element, self._inputs))
+                self._current = build_in(self._scope, self._ds.open_input(element, self._inputs))
                 self._inputs += 1
             got = self._current.skip(n - done)
             done += got
@@ -70,7 +70,7 @@ class _FlatMapIterator(DatasetIterator):
         if state["current"] is not None:
             self._at = (state["at"], None)
             element = next(self._parent)
-            self._current = build_in(self._scope, self._ds._open(element, self._inputs - 1))
+            self._current = build_in(self._scope, self._ds.open_input(element, self._inputs - 1))
             self._current.set_state(state["current"])
 
     def close(self) -> None:

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg, positive_int
-from parafeed.checkpoint.positions import Snapshots
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.arguments import callable_arg, positive_int
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.functions import as_int64_scalar, call, fn_name, user_error
+from parafeed.core.iterator import DatasetIterator, build_in, current_scope
+from parafeed.core.positions import Snapshots
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.functions import as_int64_scalar, call, fn_name, user_error
-from parafeed.iterator import DatasetIterator, build_in, current_scope
 from parafeed.sources.memory import ElementsDataset
-from parafeed.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
+from parafeed.values.structure import TensorSpec, as_shape, map_structure, map_structure_up_to, pack_as
 
 _STEP = "group_by_window()"
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import UNKNOWN, Dataset
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import UNKNOWN, Dataset
+from parafeed.core.functions import call, fn_name, to_result, user_error
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
-from parafeed.functions import call, fn_name, to_result, user_error
-from parafeed.iterator import DatasetIterator
 from parafeed.ops.scan import NOT_RUN, check_state, decode_value, encode_value, sample_of, try_call
 
 _STEP = "group_by_reducer()"

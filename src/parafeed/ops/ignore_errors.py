@@ -7,9 +7,9 @@ import threading
 from collections import Counter
 from typing import Any
 
-from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import WorkerError
-from parafeed.iterator import DatasetIterator
 
 log = logging.getLogger("parafeed")
 

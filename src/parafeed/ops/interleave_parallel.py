@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from parafeed.iterator import DatasetIterator
-from parafeed.ops.interleave import InterleaveDataset, _Failed, _InterleaveIterator
+from parafeed.core.iterator import DatasetIterator
+from parafeed.ops.interleave_cycle import Failed, InterleaveIterator
 from parafeed.parallel.threads import BackgroundIterator
+
+if TYPE_CHECKING:
+    from parafeed.ops.interleave import InterleaveDataset
 
 INPUT_CHUNK = 16  # elements an input's thread hands over at a time (sooner if they come slowly)
 
 
-class _ParallelInterleaveIterator(_InterleaveIterator):
+class ParallelInterleaveIterator(InterleaveIterator):
     """The serial interleave's order (when deterministic), with every open input read ahead on a thread of its own.
 
     When a slot is opened, the empty slots ahead of it in the cycle are opened at once with the following inputs:
@@ -25,7 +28,7 @@ class _ParallelInterleaveIterator(_InterleaveIterator):
         super().__init__(parent, ds)
         self._limit = threading.Semaphore(parallelism)
         self._deterministic = deterministic
-        self._chunk = max(ds._block_length, INPUT_CHUNK)
+        self._chunk = max(ds.block_length, INPUT_CHUNK)
 
     def _open_input(self, it: DatasetIterator) -> Any:
         return BackgroundIterator(it, 2, "parafeed-interleave", self._limit, self._chunk)
@@ -46,7 +49,7 @@ class _ParallelInterleaveIterator(_InterleaveIterator):
     def __next__(self) -> Any:
         if not self._deterministic:
             current = self._cycle[self._slot]
-            if current is not None and type(current) is not _Failed and not current.ready():
+            if current is not None and type(current) is not Failed and not current.ready():
                 for it in self._cycle:
                     if it is not None and it is not current and it.ready():
                         try:

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from parafeed import graph
-from parafeed.arguments import callable_arg, deterministic_arg, parallelism_arg
-from parafeed.dataset import AUTOTUNE, Dataset
-from parafeed.elements import SCALAR_TYPES
+from parafeed.core.arguments import callable_arg, deterministic_arg, parallelism_arg
+from parafeed.core.dataset import AUTOTUNE, Dataset
+from parafeed.core.functions import element_fn, fn_name, to_result, user_error
+from parafeed.core.graph import ONE_TO_ONE, REORDERING
+from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
+from parafeed.core.options import EXECUTORS
+from parafeed.core.positions import order_fixed
 from parafeed.errors import InvalidArgumentError
-from parafeed.functions import element_fn, fn_name, to_result, user_error
-from parafeed.graph import ONE_TO_ONE, REORDERING
-from parafeed.iterator import DatasetIterator, current_options, resolve_deterministic
-from parafeed.options import EXECUTORS
+from parafeed.values.elements import SCALAR_TYPES
 
 if TYPE_CHECKING:
-    from parafeed.ops.map_and_batch import BatchRows
+    from parafeed.parallel.batch_rows import BatchRows
 
 THREAD_TASK_SECONDS = 0.005  # target duration of one task: amortises the hand-off, keeps workers balanced
 PROCESS_TASK_SECONDS = 0.01
@@ -43,7 +43,7 @@ class MapDataset(Dataset):
             raise InvalidArgumentError(f"map(): `executor` must be one of {EXECUTORS}, got {executor!r}")
         self._executor = executor
         if executor == "process" and num_parallel_calls is not None:  # warm workers for when iteration starts
-            from parafeed.parallel.workers import prestart
+            from parafeed.parallel.process_startup import prestart
 
             prestart(2 if num_parallel_calls == AUTOTUNE else num_parallel_calls)  # AUTOTUNE starts with 2
         self._what = f"map(): the result of {fn_name(self._fn)}"
@@ -74,7 +74,7 @@ class MapDataset(Dataset):
                 parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, task_seconds=RAY_TASK_SECONDS, depth=4,
                 make_executor=make_executor, max_parallelism=cluster_cpus,
-                order_fixed=graph.order_fixed(self._parents[0]),
+                order_fixed=order_fixed(self._parents[0]),
             )  # fmt: skip
         fused = rows is not None and resolve_deterministic(self._deterministic)
         if fused:  # results are written into the batch: the input numbers its elements
@@ -88,7 +88,7 @@ class MapDataset(Dataset):
                 parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, task_seconds=PROCESS_TASK_SECONDS, depth=4,
                 make_executor=process_executor_factory(self, apply, rows if fused else None),
-                order_fixed=graph.order_fixed(self._parents[0]),
+                order_fixed=order_fixed(self._parents[0]),
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
@@ -103,7 +103,7 @@ class MapDataset(Dataset):
             parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
             deterministic=deterministic, make_executor=thread_executor_factory(apply),
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=8,
-            order_fixed=graph.order_fixed(self._parents[0]),
+            order_fixed=order_fixed(self._parents[0]),
         )  # fmt: skip
 
     def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:
@@ -119,7 +119,7 @@ class MapDataset(Dataset):
 
 
 class _MapIterator(DatasetIterator):
-    """The serial map. Its ``__next__`` applies the function as :func:`parafeed.functions.element_fn` does (which
+    """The serial map. Its ``__next__`` applies the function as :func:`parafeed.core.functions.element_fn` does (which
     the executors run), written out here: a call less per element is a tenth of a cheap pipeline's time."""
 
     def __init__(self, parent: DatasetIterator, fn: Callable[..., Any], what: str):

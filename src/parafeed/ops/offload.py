@@ -1,7 +1,7 @@
 """``offload``: run the pipeline so far on Ray input workers; the trainer receives its elements in the same order.
 
 The pipeline before ``offload`` (the source, the replica's share from ``distribute``, the expensive maps, the batch)
-runs on ``workers`` Ray actors (:mod:`parafeed.parallel.input_workers`). Each actor runs the same pipeline with a
+runs on ``workers`` Ray actors (:mod:`parafeed.parallel.ray_input_workers`). Each actor runs the same pipeline with a
 block shard inserted where the per-element work begins (:mod:`parafeed.ops.block_shard`): worker ``k`` computes
 blocks ``k, k + K ...`` and only skips past the others, and the trainer takes blocks round-robin, so it receives
 exactly the elements, in exactly the order, of the pipeline run on one host.
@@ -26,12 +26,13 @@ import collections
 import time
 from typing import Any
 
-from parafeed import graph
-from parafeed.arguments import positive_int
-from parafeed.dataset import AUTOTUNE, Dataset, PassThroughDataset
+from parafeed.core import graph
+from parafeed.core.arguments import positive_int
+from parafeed.core.dataset import AUTOTUNE, Dataset, PassThroughDataset
+from parafeed.core.graph import ONE_TO_ONE
+from parafeed.core.iterator import DatasetIterator, current_scope
+from parafeed.core.positions import order_fixed
 from parafeed.errors import InvalidArgumentError, WorkerError
-from parafeed.graph import ONE_TO_ONE
-from parafeed.iterator import DatasetIterator, current_scope
 from parafeed.parallel import ray_cluster
 
 ELEMENTS_PER_BLOCK = 32  # units of a block when the offloaded pipeline does not end in a batch
@@ -62,7 +63,7 @@ class OffloadDataset(PassThroughDataset):
         batched = graph.batching_step(parent) is not None
         units = self.block or (1 if batched else ELEMENTS_PER_BLOCK)
         split, block = split_point(parent, units)
-        if not graph.order_fixed(split):
+        if not order_fixed(split):
             raise InvalidArgumentError(
                 "offload(): every input worker computes the order of the elements up to "
                 f"{type(split).__name__}, so it must be fixed by seeds and positions; a step with deterministic=False "
@@ -123,7 +124,7 @@ class _OffloadIterator(DatasetIterator):
                 self._taken += 1
                 if ok:
                     return value
-                from parafeed.parallel.processes import unpack_error
+                from parafeed.parallel.remote_errors import unpack_error
 
                 raise unpack_error(value)
             if self._ended or self._closed:
@@ -256,6 +257,6 @@ class _OffloadIterator(DatasetIterator):
 
 
 def _worker_pool(ray: Any, pipeline: Dataset, cpus: float) -> Any:
-    from parafeed.parallel.input_workers import WorkerPool
+    from parafeed.parallel.ray_input_workers import WorkerPool
 
     return WorkerPool(ray, pipeline, cpus)

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import as_int
-from parafeed.dataset import Dataset
+from parafeed.core.arguments import as_int
+from parafeed.core.dataset import Dataset
 from parafeed.errors import InvalidArgumentError
-from parafeed.structure import STRING, TensorSpec, map_structure
+from parafeed.values.structure import STRING, TensorSpec, map_structure
 
 
 def pad_to_cardinality(cardinality: int, mask_key: str = "valid") -> Callable[[Dataset], Dataset]:

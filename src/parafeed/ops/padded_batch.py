@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import positive_int
-from parafeed.dataset import Dataset
+from parafeed.core.arguments import positive_int
+from parafeed.core.dataset import Dataset
+from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, DataLossError, ElementTypeError, InvalidArgumentError
-from parafeed.graph import BATCHING
-from parafeed.iterator import DatasetIterator
-from parafeed.ops.batch import batched_cardinality, batched_counts
-from parafeed.structure import (
+from parafeed.values.structure import (
     STRING,
     TensorSpec,
     as_shape,

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed import graph
-from parafeed.arguments import as_int
-from parafeed.checkpoint.positions import position, seek
-from parafeed.dataset import AUTOTUNE, Dataset, PassThroughDataset
+from parafeed.core.arguments import as_int
+from parafeed.core.dataset import AUTOTUNE, Dataset, PassThroughDataset
+from parafeed.core.graph import ONE_TO_ONE
+from parafeed.core.iterator import DatasetIterator, current_scope
+from parafeed.core.positions import order_fixed, position, seek
+from parafeed.core.stats import element_bytes
 from parafeed.errors import InvalidArgumentError, StateError
-from parafeed.graph import ONE_TO_ONE
-from parafeed.iterator import DatasetIterator, current_scope
 from parafeed.parallel.threads import BackgroundIterator
-from parafeed.stats import element_bytes
 
 AUTOTUNE_MAX = 64  # elements: the most prefetch(AUTOTUNE) buffers
 
@@ -38,7 +37,7 @@ class PrefetchDataset(PassThroughDataset):
         parent = self._parent._iter()
         if self._buffer_size == 0:
             return parent
-        return _PrefetchIterator(parent, self._buffer_size, graph.order_fixed(self._parent))
+        return _PrefetchIterator(parent, self._buffer_size, order_fixed(self._parent))
 
 
 class _PrefetchIterator(DatasetIterator):

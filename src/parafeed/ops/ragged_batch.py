@@ -15,18 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import positive_int
-from parafeed.dataset import Dataset
+from parafeed.core.arguments import positive_int
+from parafeed.core.dataset import Dataset
+from parafeed.core.graph import BATCHING, SOURCE, batched_cardinality, batched_counts
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError
-from parafeed.graph import BATCHING, SOURCE
-from parafeed.iterator import DatasetIterator
-from parafeed.ops.batch import batched_cardinality, batched_counts
-from parafeed.ops.stacking import stack_leaves
-from parafeed.ragged_build import from_tf, stack
-from parafeed.ragged_spec import RaggedTensorSpec, splits_dtype
-from parafeed.ragged_tensor import RaggedTensor
-from parafeed.sparse import SparseTensor, sparse_rows
-from parafeed.structure import TensorSpec, batch_spec, flatten, map_structure, pack_as, shape_str, spec_of
+from parafeed.values.ragged_build import from_tf, stack
+from parafeed.values.ragged_spec import RaggedTensorSpec, splits_dtype
+from parafeed.values.ragged_tensor import RaggedTensor
+from parafeed.values.sparse import SparseTensor, sparse_rows
+from parafeed.values.stacking import stack_leaves
+from parafeed.values.structure import TensorSpec, batch_spec, flatten, map_structure, pack_as, shape_str, spec_of
 
 # A layout holds, per flat component, None (stack as a dense array) or the row-splits dtype name of a component
 # batched into a RaggedTensor with ``ragged_rank`` dimensions made ragged first: [ragged_rank, dtype name].
@@ -103,7 +102,7 @@ def _as_ragged(leaf: Any, rank: int, dtype: str, step: str, j: int) -> Any:
             f"{step}: component {j} must have rank > {rank} to batch it into a RaggedTensor, got shape "
             f"{shape_str(np.shape(leaf))}"
         )
-    from parafeed.ragged_build import from_dense
+    from parafeed.values.ragged_tensor import from_dense
 
     return from_dense(leaf, rank, np.dtype(dtype))
 
@@ -207,7 +206,7 @@ class RaggedSlicesDataset(Dataset):
 
     def __init__(self, tensors: Any, name: str | None = None):
         super().__init__(name=name)
-        from parafeed.elements import to_element
+        from parafeed.values.elements import to_element
 
         self._element = to_element(from_tf(tensors), "from_tensor_slices()")
         self._flat = flatten(self._element)

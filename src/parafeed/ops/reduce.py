@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import Dataset
-from parafeed.elements import to_element
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import Dataset
+from parafeed.core.functions import fn_name, to_result, user_error
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.functions import fn_name, to_result, user_error
-from parafeed.structure import dtype_name, flatten, same_structure, spec_of
+from parafeed.values.elements import to_element
+from parafeed.values.structure import dtype_name, flatten, same_structure, spec_of
 
 
 def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.arguments import count_arg
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, PassThroughDataset
-from parafeed.iterator import DatasetIterator, build_in, current_scope
+from parafeed.core.arguments import count_arg
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.iterator import DatasetIterator, build_in, current_scope
 
 
 class RepeatDataset(PassThroughDataset):

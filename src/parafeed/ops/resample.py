@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
-from parafeed.draws import UniformDraws, draw_seed
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.functions import call, fn_name, to_result, user_error
+from parafeed.core.iterator import DatasetIterator, current_scope
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.functions import call, fn_name, to_result, user_error
-from parafeed.iterator import DatasetIterator, current_scope
+from parafeed.sources.draws import UniformDraws, draw_seed
 from parafeed.sources.mixture import sample_from_datasets
-from parafeed.structure import spec_of
+from parafeed.values.structure import spec_of
 
 ESTIMATE_GROUP = 32  # classes taken into the estimate at a time (tf.data's dist_estimation_batch_size)
 SMOOTHING = 10  # the count every class starts with

@@ -17,16 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import AUTOTUNE, Dataset
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import AUTOTUNE, Dataset
+from parafeed.core.functions import call, fn_name
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator, Scope, build_in, current_scope
 from parafeed.errors import InvalidArgumentError, NotFoundError
-from parafeed.functions import call, fn_name
-from parafeed.graph import SOURCE
 from parafeed.io.saved_dataset import SavedMetadata, SavedWriter, as_spec, compression_of, decode_record
 from parafeed.io.tfrecord import TFRecordFileReader
-from parafeed.iterator import DatasetIterator, Scope, build_in, current_scope
 from parafeed.sources.memory import ElementsDataset
-from parafeed.structure import DatasetSpec, as_dtype, flatten, specs_compatible
+from parafeed.values.structure import DatasetSpec, as_dtype, flatten, specs_compatible
 
 WAIT_SECONDS = 5.0  # between checks of Dataset.load(wait=True), as tf.data's
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import Dataset
-from parafeed.elements import to_element
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import Dataset
+from parafeed.core.functions import fn_name, to_result, user_error
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ElementTypeError, StateError
-from parafeed.functions import fn_name, to_result, user_error
-from parafeed.iterator import DatasetIterator
-from parafeed.structure import dtype_name, flatten, pack_as, same_structure, spec_of
+from parafeed.values.elements import to_element
+from parafeed.values.structure import dtype_name, flatten, pack_as, same_structure, spec_of
 
 NOT_RUN = object()
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.arguments import as_int, positive_int
-from parafeed.dataset import Dataset, PassThroughDataset
+from parafeed.core.arguments import as_int, positive_int
+from parafeed.core.dataset import Dataset, PassThroughDataset
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError
-from parafeed.iterator import DatasetIterator
 
 
 class ShardDataset(PassThroughDataset):

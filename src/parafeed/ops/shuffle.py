@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import as_int, positive_int
-from parafeed.checkpoint.positions import Snapshots
-from parafeed.dataset import UNKNOWN, Dataset, PassThroughDataset
-from parafeed.graph import REORDERING
-from parafeed.iterator import DatasetIterator, Scope, current_scope
+from parafeed.core.arguments import as_int, positive_int
+from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.graph import REORDERING
+from parafeed.core.iterator import DatasetIterator, Scope, current_scope
+from parafeed.core.positions import Snapshots
 
 _DRAWS = 1024  # random numbers drawn per call to the generator
 
@@ -61,6 +61,11 @@ class ShuffleDataset(PassThroughDataset):
         ``repeat`` epochs, or just the seed without reshuffling."""
         seed = (scope.run.seed_for(self) if scope.run is not None else self.seed) & (2**63 - 1)
         return [seed, scope.iteration, *scope.epochs] if self._reshuffle else [seed, 0]
+
+    def input_indices(self, n: int, scope: Scope) -> np.ndarray:
+        """The order in which this step yields ``n`` input elements in ``scope``, as their input indices (what
+        replicas reading a global order by position compute: :mod:`parafeed.sources.records`)."""
+        return shuffled_indices(n, self._buffer_size, self.order_seed(scope))
 
     def _make_iterator(self) -> DatasetIterator:
         order = self.order_seed(current_scope())

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import callable_arg
-from parafeed.dataset import Dataset, PassThroughDataset
+from parafeed.core.arguments import callable_arg
+from parafeed.core.dataset import Dataset, PassThroughDataset
+from parafeed.core.functions import call, fn_name
+from parafeed.core.graph import walk
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
-from parafeed.functions import call, fn_name
-from parafeed.graph import walk
 from parafeed.io.saved_dataset import METADATA, SavedMetadata, SavedWriter
-from parafeed.iterator import DatasetIterator
 from parafeed.ops.save import read_shards
 
 _COMPRESSIONS = {None: "", "": "", "NONE": "", "AUTO": "", "SNAPPY": "", "GZIP": "GZIP"}

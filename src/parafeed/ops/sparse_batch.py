@@ -1,5 +1,5 @@
 """``sparse_batch`` (``tf.data.experimental.dense_to_sparse_batch``): batches of elements of different shapes as one
-:class:`~parafeed.sparse.SparseTensor` each."""
+:class:`~parafeed.values.sparse.SparseTensor` each."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import positive_int
-from parafeed.dataset import Dataset
+from parafeed.core.arguments import positive_int
+from parafeed.core.dataset import Dataset
+from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, DataLossError, InvalidArgumentError
-from parafeed.graph import BATCHING
-from parafeed.iterator import DatasetIterator
-from parafeed.ops.batch import batched_cardinality, batched_counts
-from parafeed.sparse import SparseTensor, SparseTensorSpec
-from parafeed.structure import STRING, TensorSpec, as_shape, is_nested, shape_str
+from parafeed.values.sparse import SparseTensor, SparseTensorSpec
+from parafeed.values.structure import STRING, TensorSpec, as_shape, is_nested, shape_str
 
 _STEP = "sparse_batch()"
 

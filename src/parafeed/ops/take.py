@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.arguments import as_int, count_arg
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.arguments import as_int, count_arg
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
-from parafeed.iterator import DatasetIterator
 
 
 class TakeDataset(PassThroughDataset):

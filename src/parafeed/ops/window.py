@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from parafeed.arguments import positive_int
-from parafeed.checkpoint.positions import Snapshots
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.arguments import positive_int
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.iterator import DatasetIterator
+from parafeed.core.positions import Snapshots
 from parafeed.errors import StateError
-from parafeed.iterator import DatasetIterator
 from parafeed.sources.memory import ElementsDataset
-from parafeed.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
+from parafeed.values.structure import DatasetSpec, flatten, map_structure, pack_as, spec_of
 
 
 class WindowDataset(Dataset):

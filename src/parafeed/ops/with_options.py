@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from parafeed.dataset import Dataset, PassThroughDataset
-from parafeed.graph import ONE_TO_ONE
-from parafeed.iterator import DatasetIterator
-from parafeed.options import Options
+from parafeed.core.dataset import Dataset, PassThroughDataset
+from parafeed.core.graph import ONE_TO_ONE
+from parafeed.core.iterator import DatasetIterator
+from parafeed.core.options import Options
 
 
 class OptionsDataset(PassThroughDataset):

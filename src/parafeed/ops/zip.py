@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.iterator import DatasetIterator, build_in, current_scope
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError
-from parafeed.iterator import DatasetIterator, build_in, current_scope
-from parafeed.structure import (
+from parafeed.values.structure import (
     TensorSpec,
     flatten,
     is_nested,

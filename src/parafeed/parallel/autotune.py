@@ -16,7 +16,6 @@ is simply slower than the consumer gains nothing from a bigger buffer, so it doe
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 
@@ -75,24 +74,3 @@ def task_size(seconds_per_element: float, target: float, limit: int = 256) -> in
     if seconds_per_element <= 0:
         return limit
     return max(1, min(limit, int(target / seconds_per_element)))
-
-
-class RamBudget:
-    """Bytes that one pipeline's AUTOTUNE'd buffers may hold, shared by its steps."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._used = 0
-        self._lock = threading.Lock()
-
-    def reserve(self, n: int) -> bool:
-        """Take ``n`` more bytes if the budget allows; False (and nothing taken) otherwise."""
-        with self._lock:
-            if self._used + n > self.limit:
-                return False
-            self._used += n
-            return True
-
-    def release(self, n: int) -> None:
-        with self._lock:
-            self._used = max(0, self._used - n)

@@ -1,6 +1,6 @@
 """The process executor: worker processes that run a step's function on tasks, for pure-Python functions.
 
-Workers are fresh interpreters (:mod:`parafeed.parallel.workers`: started ahead, reused from pool to pool); a pool
+Workers are fresh interpreters (:mod:`parafeed.parallel.process_startup`: started ahead, reused from pool to pool); a pool
 gives them the step's function (by cloudpickle, so lambdas and closures work) and then tasks. A run borrows a pool
 while it runs; between runs the pool waits, warm, for the next run of the same ``map`` step (:class:`_IdlePools`);
 when the step is garbage-collected its workers become spares for the next pool. Elements go both ways through
@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import pickle
 import queue
 import subprocess
 import threading
@@ -28,20 +27,14 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from parafeed.errors import WorkerError
-from parafeed.ops.map_and_batch import BatchRows, Placed
+from parafeed.parallel.batch_rows import BatchRows, Placed
 from parafeed.parallel.executor import FATAL, MakeExecutor
+from parafeed.parallel.process_startup import Worker, give_spares, stop_all, take_spares
+from parafeed.parallel.remote_errors import unpack_error
 from parafeed.parallel.shared_batches import SharedBatches
 from parafeed.parallel.shm import RingClosed, decode, encode
-from parafeed.parallel.workers import Worker, give_spares, stop_all, take_spares
 
 _pools: weakref.WeakSet = weakref.WeakSet()
-
-
-class RemoteTraceback(Exception):
-    """The traceback of an exception raised in a worker process (set as the exception's ``__cause__``)."""
-
-    def __str__(self) -> str:
-        return "\n\n" + self.args[0]
 
 
 class ProcessPool:
@@ -219,18 +212,6 @@ def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Even
             outcomes = placed(seq, [(ok, value if ok else unpack_error(value)) for ok, value in outcomes])
             results.put((seq, outcomes, seconds))
             del outcomes, message  # keep no exception (and its traceback) alive in this thread
-
-
-def unpack_error(packed: tuple[bytes, str]) -> BaseException:
-    """The exception a worker raised (its own class, even one defined in the main script: cloudpickle sends such
-    classes by value and maps them back to the original), with the worker's traceback as its cause."""
-    blob, text = packed
-    try:
-        err = pickle.loads(blob)
-    except Exception as failure:
-        err = RuntimeError(f"an exception that could not be sent back from the worker ({failure!r}): {text}")
-    err.__cause__ = RemoteTraceback(text)
-    return err
 
 
 class _IdlePools:

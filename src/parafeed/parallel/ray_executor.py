@@ -34,8 +34,8 @@ class MapActor:
         self._fn = fn
 
     def run(self, chunk: list) -> tuple[list, float]:
+        from parafeed.parallel.remote_errors import pack_error
         from parafeed.parallel.threads import run_chunk
-        from parafeed.parallel.worker import pack_error
 
         outcomes, seconds = run_chunk(self._fn, chunk)
         return [(ok, value if ok else pack_error(value)) for ok, value in outcomes], seconds
@@ -165,7 +165,7 @@ class RayExecutor:
 
 
 def _unpack(packed: tuple[bytes, str]) -> BaseException:
-    from parafeed.parallel.processes import unpack_error
+    from parafeed.parallel.remote_errors import unpack_error
 
     return unpack_error(packed)
 

@@ -22,11 +22,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.checkpoint.positions import PositionMarks, position, seek
-from parafeed.dataset import AUTOTUNE
+from parafeed.core.dataset import AUTOTUNE
+from parafeed.core.functions import user_error
+from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
+from parafeed.core.positions import PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
-from parafeed.functions import user_error
-from parafeed.iterator import DatasetIterator, current_options, resolve_deterministic
 from parafeed.parallel.autotune import ParallelismTuner, task_size
 from parafeed.parallel.executor import FATAL, MakeExecutor
 from parafeed.parallel.threads import watch_stop
@@ -120,7 +120,7 @@ class ParallelMapIterator(DatasetIterator):
         max_parallelism: int | None = None,
     ):
         """Args:
-        fn: element -> result, as the step applies it (:func:`parafeed.functions.element_fn`).
+        fn: element -> result, as the step applies it (:func:`parafeed.core.functions.element_fn`).
         user_fn: the user's function, named in errors.
         step: the step's name in errors (``"map()"``).
         num_parallel_calls: an int, or AUTOTUNE (tuned up to ``Options.max_workers``).

@@ -2,9 +2,9 @@
 
 When ``batch`` follows a ``map`` on the process executor (fused, :mod:`parafeed.ops.map_and_batch`), each batch
 lives in one shared-memory segment: a worker copies its result straight into the result's row and sends back only a
-small :class:`~parafeed.ops.map_and_batch.Placed`, so the consumer process copies nothing (before, each result went
+small :class:`~parafeed.parallel.batch_rows.Placed`, so the consumer process copies nothing (before, each result went
 through a ring, was copied out, then copied again into its batch). Each process pool keeps its own segments
-(:class:`SharedBatches`), recycled like :func:`parafeed.buffers.empty`: a batch's segment returns to the pool when
+(:class:`SharedBatches`), recycled like :func:`parafeed.values.buffers.empty`: a batch's segment returns to the pool when
 the last array using it is garbage-collected, so its pages stay mapped in both processes. A segment removed for
 good is named to the workers with their next task (:class:`Attachments` then drops its mapping).
 """
@@ -19,25 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed import buffers
-from parafeed.ops.map_and_batch import Placed, array_leaves, skeleton_of
+from parafeed.parallel.batch_rows import Layout, Placed, array_leaves, skeleton_of
 from parafeed.parallel.shm import map_segment, unlink_segment
+from parafeed.values import buffers
 
 KEEP_PER_SIZE = 8  # free segments kept per size: the batches a prefetch buffer and the open batches hold
-
-Layout = tuple[list[tuple[int, int, tuple, str]], int]
-"""Where a batch's leaves lie in its segment: ``([(offset, row bytes, row shape, dtype str), ...], total bytes)``."""
-
-
-def layout_of(specs: list[tuple], size: int) -> Layout:
-    """Leaves of ``specs`` (row shape, dtype), ``size`` rows each, one after the other, each on a 64-byte boundary."""
-    parts, offset = [], 0
-    for shape, dtype in specs:
-        dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        parts.append((offset, nbytes, tuple(shape), dtype.str))
-        offset += -(-nbytes * size // 64) * 64
-    return parts, offset
 
 
 class SharedBatches:

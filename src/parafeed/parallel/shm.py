@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from parafeed import buffers
+from parafeed.values import buffers
 
 OUT_OF_BAND_MIN = 4096  # buffers smaller than this stay inside the pickle
 _HEADER = 64  # two u64 counters (bytes written, bytes consumed), padded to a cache line

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.checkpoint.positions import PositionMarks, position
+from parafeed.core.positions import PositionMarks, position
 from parafeed.parallel.executor import MakeExecutor, Outcome
 
 _STOP = None

@@ -1,6 +1,6 @@
 """Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, text, CSV).
 
-Every source is a node of kind ``SOURCE`` (see :mod:`parafeed.graph`); file readers report their files and record
+Every source is a node of kind ``SOURCE`` (see :mod:`parafeed.core.graph`); file readers report their files and record
 counts through methods, so replica sharding can split them.
 """
 

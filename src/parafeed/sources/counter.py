@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import INFINITE, Dataset
+from parafeed.core.dataset import INFINITE, Dataset
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ElementTypeError
-from parafeed.graph import SOURCE
-from parafeed.iterator import DatasetIterator
-from parafeed.structure import STRING, TensorSpec, as_dtype, dtype_name
+from parafeed.values.structure import STRING, TensorSpec, as_dtype, dtype_name
 
 
 def _cast(step: str, name: str, value: Any, dtype: np.dtype) -> Any:

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import AUTOTUNE, UNKNOWN, Dataset
+from parafeed.core import graph
+from parafeed.core.dataset import AUTOTUNE, UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError
-from parafeed.graph import SOURCE
 from parafeed.io.storage import glob
-from parafeed.iterator import DatasetIterator
 from parafeed.sources.memory import TensorSlicesDataset
-from parafeed.structure import STRING, TensorSpec
+from parafeed.values.structure import STRING, TensorSpec
 
 log = logging.getLogger("parafeed")
 
@@ -40,12 +40,10 @@ def filenames_dataset(step: str, filenames: Any) -> Dataset:
 
 
 def fixed_names(files: Dataset) -> list[str] | None:
-    """The names a dataset of file names yields, when they are a fixed list (in any order: ``list_files`` shuffles
-    them); None when a pipeline computes them."""
-    from parafeed.ops.shuffle import ShuffleDataset
-
-    if isinstance(files, ShuffleDataset):
-        files = files.parents[0]
+    """The names a dataset of file names yields, when they are a fixed list in any order (``list_files`` shuffles
+    them: a step that gives its input's own elements in another order keeps the list); None when a pipeline computes
+    them."""
+    files = graph.down(files, lambda n: n.kind == graph.REORDERING and isinstance(n, PassThroughDataset))
     if not isinstance(files, TensorSlicesDataset):
         return None
     return [os.fsdecode(f) for f in np.asarray(files.tensors).reshape(-1).tolist()]
@@ -62,7 +60,7 @@ def _stream_settings(compression_type: Any, buffer_size: int | None, default_siz
 class _FileRecordsDataset(Dataset):
     """The records of one file, read by ``reader(path)``, a DatasetIterator."""
 
-    kind = SOURCE
+    kind = graph.SOURCE
 
     def __init__(self, path: bytes, reader: Callable[[str], DatasetIterator]):
         super().__init__()
@@ -80,7 +78,7 @@ class FileReaderDataset(Dataset):
     """Base of the readers: the records of a list of files, read by ``reader(path)`` one file after another (or
     ``num_parallel_reads`` files interleaved, one record from each in turn)."""
 
-    kind = SOURCE
+    kind = graph.SOURCE
     _step = "reader"
     storage_options: dict | None = None  # the filesystem's options, for files named by URL
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from parafeed.dataset import Dataset
-from parafeed.elements import _short, to_element
+from parafeed.core.dataset import Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.sources.memory import ElementsDataset, _read_only
-from parafeed.structure import flatten, iter_leaves_with_paths, most_specific_compatible_spec, same_structure, spec_of
+from parafeed.values.elements import _short, to_element
+from parafeed.values.structure import (
+    flatten,
+    iter_leaves_with_paths,
+    most_specific_compatible_spec,
+    same_structure,
+    spec_of,
+)
 
 
 def from_list(elements: list, name: str | None = None) -> Dataset:

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import UNKNOWN, Dataset
-from parafeed.elements import _short, to_element
+from parafeed.core.dataset import UNKNOWN, Dataset
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError, StateError
-from parafeed.graph import SOURCE
-from parafeed.iterator import DatasetIterator
-from parafeed.sparse import SparseTensorSpec, conform_sparse
-from parafeed.structure import (
+from parafeed.values.elements import _short, to_element
+from parafeed.values.sparse import SparseTensorSpec, conform_sparse
+from parafeed.values.structure import (
     STRING,
     TensorSpec,
     dtype_name,

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import as_int
-from parafeed.dataset import Dataset
-from parafeed.elements import _short, to_element
+from parafeed.core.arguments import as_int
+from parafeed.core.dataset import Dataset
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
-from parafeed.graph import SOURCE
-from parafeed.iterator import DatasetIterator
-from parafeed.sparse import SparseTensor, SparseTensorSpec, sparse_rows
-from parafeed.structure import (
+from parafeed.values.elements import _short, to_element
+from parafeed.values.sparse import SparseTensor, SparseTensorSpec, sparse_rows
+from parafeed.values.structure import (
     STRING,
     DatasetSpec,
     TensorSpec,

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import INFINITE, UNKNOWN, Dataset
-from parafeed.draws import UniformDraws, draw_seed
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
+from parafeed.core.iterator import DatasetIterator, Scope, current_scope
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError, StateError
-from parafeed.iterator import DatasetIterator, Scope, current_scope
-from parafeed.structure import TensorSpec, dtype_name
-from parafeed.supertype import common_spec
+from parafeed.sources.draws import UniformDraws, draw_seed
+from parafeed.values.structure import TensorSpec, dtype_name
+from parafeed.values.supertype import common_spec
 
 _SALT = 0x6D6978  # keeps a mixture's stream apart from other steps seeded with the same number
 

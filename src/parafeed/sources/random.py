@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.arguments import as_int
-from parafeed.dataset import INFINITE, Dataset
+from parafeed.core.arguments import as_int
+from parafeed.core.dataset import INFINITE, Dataset
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator, current_scope
 from parafeed.errors import InvalidArgumentError
-from parafeed.graph import SOURCE
-from parafeed.iterator import DatasetIterator, current_scope
-from parafeed.structure import TensorSpec
+from parafeed.values.structure import TensorSpec
 
 CHUNK = 1024  # numbers drawn at a time; the generator of chunk k is seeded with (seed, stream, k)
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import Dataset
+from parafeed.core.dataset import Dataset
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator, Scope, build_in, current_scope
 from parafeed.errors import StateError
-from parafeed.graph import SOURCE
-from parafeed.iterator import DatasetIterator, Scope, build_in, current_scope
-from parafeed.structure import STRING, TensorSpec
+from parafeed.values.structure import STRING, TensorSpec
 
 
 class _RecordsDataset(Dataset):
@@ -67,13 +67,11 @@ class ShuffledShareDataset(_RecordsDataset):
     def share(self, scope: Scope) -> np.ndarray:
         """This replica's positions in ``scope`` (its iteration picks the shuffle orders; a resumed pass begins
         ``run.start`` samples into the global order)."""
-        from parafeed.ops.shuffle import shuffled_indices
-
         index = {f: k for k, f in enumerate(self._files)}
         names = [os.fsdecode(x) for x in _all(build_in(scope, self._parents[0]))]
         order = self._order_of([index[f] for f in names], self._counts)
         for shuffle in self._shuffles:
-            order = order[shuffled_indices(len(order), shuffle.buffer_size, shuffle.order_seed(scope))]
+            order = order[shuffle.input_indices(len(order), scope)]
         start = scope.run.start if scope.run is not None and scope.top_level else 0
         return order[start + self._r :: self._n]
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.dataset import UNKNOWN, Dataset
+from parafeed.core.dataset import UNKNOWN, Dataset
+from parafeed.core.graph import SOURCE
+from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError, UnknownError
-from parafeed.graph import SOURCE
-from parafeed.iterator import DatasetIterator
-from parafeed.structure import STRING, TensorSpec, as_dtype, dtype_name
+from parafeed.values.structure import STRING, TensorSpec, as_dtype, dtype_name
 
 
 class SqlDataset(Dataset):

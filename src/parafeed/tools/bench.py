@@ -12,10 +12,10 @@ import sys
 import time
 from typing import TextIO
 
-from parafeed.dataset import Dataset
+from parafeed.core.dataset import Dataset
+from parafeed.core.options import Options
+from parafeed.core.stats import StageStats, format_stats
 from parafeed.errors import InvalidArgumentError
-from parafeed.options import Options
-from parafeed.stats import StageStats, format_stats
 
 
 def load_pipeline(path: str) -> Dataset:

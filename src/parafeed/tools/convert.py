@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from parafeed.core.options import schedulable_cpus
 from parafeed.errors import InvalidArgumentError, WorkerError
 from parafeed.io.index import INDEX_SUFFIX
 from parafeed.io.manifest import FORMAT, MANIFEST_SUFFIX
@@ -96,7 +97,7 @@ def image_folder_source(path: str, verify: bool = True, workers: int | None = No
 
 def check_image(path: str) -> str | None:
     """Why the image at ``path`` cannot be used, or None: it must read and decode completely."""
-    from parafeed import image
+    from parafeed.tensor_ops import image
 
     try:
         with open(path, "rb") as f:
@@ -121,7 +122,7 @@ def _image_size(data: bytes) -> tuple[int, int, str]:
 
         height, width, _, _ = simplejpeg.decode_jpeg_header(data)
         return height, width, "jpeg"
-    from parafeed import image
+    from parafeed.tensor_ops import image
 
     decoded = image.decode_image(data, expand_animations=False)
     return decoded.shape[0], decoded.shape[1], "gif" if data[:4] == b"GIF8" else "bmp"
@@ -271,7 +272,7 @@ def _run_parallel(fn: Callable, args: list, workers: int | None, what: str, prog
     from tqdm import tqdm
 
     out: dict[int, Any] = {}
-    workers = workers or os.cpu_count() or 1
+    workers = workers or schedulable_cpus()
     chunk = max(1, len(args) // (workers * 8))
     with (
         _pool(workers) as pool,
@@ -377,7 +378,7 @@ def convert(
     width = max(5, len(str(num_shards)))
     paths = [os.path.join(out, f"{name}-{s:0{width}d}-of-{num_shards:0{width}d}.tfrecord") for s in range(num_shards)]
     shards: list[dict | None] = [None] * num_shards
-    with _pool(workers or os.cpu_count() or 1) as pool, tqdm(
+    with _pool(workers or schedulable_cpus()) as pool, tqdm(
         total=len(source.items), desc=f"writing {num_shards} shards", unit="record", disable=not progress
     ) as bar:  # fmt: skip
         futures = {

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from parafeed.values import structure
 from tests.helpers import describe
 
 PORTING = Path(__file__).resolve().parents[3] / "docs" / "porting.md"
@@ -191,12 +192,12 @@ def mismatch(case: KernelCase, expected: Outcome, actual: Outcome, tf: Any, pf: 
 
 def _spec_mismatch(tf_spec: Any, pf_spec: Any, tf: Any, pf: Any) -> str | None:
     tf_leaves = tf.nest.flatten(tf_spec, expand_composites=False)
-    pf_leaves = pf.structure.flatten(pf_spec)
+    pf_leaves = structure.flatten(pf_spec)
     if len(tf_leaves) != len(pf_leaves):
         return f"element_spec structure differs: {tf_spec} vs {pf_spec}"
     for t, p in zip(tf_leaves, pf_leaves):
         t_dtype = getattr(t, "dtype", None)
-        if t_dtype is not None and hasattr(p, "dtype") and pf.structure.dtype_name(p.dtype) != t_dtype.name:
+        if t_dtype is not None and hasattr(p, "dtype") and structure.dtype_name(p.dtype) != t_dtype.name:
             return f"element_spec dtype differs: {t} vs {p}"
     return None
 

@@ -1,0 +1,286 @@
+"""Pipeline-wide options, set with ``ds.with_options(pf.Options(...))``, with ``tf.data.Options``' attributes.
+
+Options set anywhere in a pipeline apply to all of it: ``ds.options()`` merges those of every step, the ones set
+later (downstream) winning for fields both set. As in tf.data, an option left unset is ``None``; options are
+set by keyword or by attribute, groups included, so tf.data code ports by renaming::
+
+    options = pf.Options()
+    options.experimental_distribute.auto_shard_policy = pf.experimental.AutoShardPolicy.DATA
+    options.deterministic = False
+    ds = ds.with_options(options)
+
+``with_options`` keeps a copy: changing an Options object afterwards does not change the dataset.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import os
+from typing import Any, ClassVar
+
+from parafeed.errors import ArgumentTypeError, InvalidArgumentError
+
+EXECUTORS = ("thread", "process", "ray")
+
+
+class AutoShardPolicy(enum.IntEnum):
+    """How a dataset is split between workers (``tf.data.experimental.AutoShardPolicy``): ``distribute()``'s
+    ``policy`` by name."""
+
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
+
+
+class ExternalStatePolicy(enum.Enum):
+    """Accepted for tf.data compatibility (``tf.data.experimental.ExternalStatePolicy``); parafeed saves no
+    function state, so it has no effect."""
+
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
+
+
+class AutotuneAlgorithm(enum.Enum):
+    """Accepted for tf.data compatibility; parafeed has one autotuner (see docs/parallel.md)."""
+
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
+class _OptionGroup:
+    """Options with a fixed set of fields, ``None`` when unset, type-checked when set; unknown names are refused."""
+
+    _FIELDS: ClassVar[dict[str, Any]] = {}  # name -> accepted type(s), or a nested group class
+    _IGNORED: ClassVar[frozenset[str]] = frozenset()  # fields accepted for tf.data compatibility, without effect
+
+    def __init__(self, **values: Any):
+        for name, kind in self._FIELDS.items():
+            object.__setattr__(self, name, kind() if _is_group(kind) else None)
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._FIELDS:
+            raise AttributeError(
+                f"{type(self).__name__}: no option named {name!r}; the options are {', '.join(self._FIELDS)}"
+            )
+        object.__setattr__(self, name, self._check(name, value))
+
+    def _check(self, name: str, value: Any) -> Any:
+        kind = self._FIELDS[name]
+        if value is None:
+            return kind() if _is_group(kind) else None
+        if kind is bool and not isinstance(value, bool):
+            raise InvalidArgumentError(f"{type(self).__name__}: {name} must be True, False or None, got {value!r}")
+        if kind is int and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise InvalidArgumentError(f"{type(self).__name__}: {name} must be an int >= 0, got {value!r}")
+        if kind not in (bool, int) and not isinstance(value, kind):
+            expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise ArgumentTypeError(f"{type(self).__name__}: {name} must be a {expected}, got {value!r}")
+        return copy.deepcopy(value) if _is_group(kind) else value
+
+    def merge(self, other: _OptionGroup) -> _OptionGroup:
+        """These options with the fields ``other`` sets taking precedence."""
+        merged = copy.deepcopy(self)
+        for name, kind in self._FIELDS.items():
+            theirs = getattr(other, name)
+            if _is_group(kind):
+                object.__setattr__(merged, name, getattr(self, name).merge(theirs))
+            elif theirs is not None:
+                object.__setattr__(merged, name, theirs)
+        return merged
+
+    def _values(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self._values().items() if v is not None and v != type(v)()}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+
+def _is_group(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, _OptionGroup)
+
+
+class AutotuneOptions(_OptionGroup):
+    """``options.autotune``: ``enabled`` (parafeed's autotuner, default True), ``cpu_budget`` (the most workers a
+    parallel step may use) and ``ram_budget`` (bytes); the other fields are accepted and have no effect."""
+
+    _FIELDS: ClassVar[dict[str, Any]] = {
+        "enabled": bool, "cpu_budget": int, "ram_budget": int, "autotune_algorithm": AutotuneAlgorithm,
+        "initial_parallelism": int, "min_parallelism": int,
+    }  # fmt: skip
+    _IGNORED = frozenset({"autotune_algorithm", "initial_parallelism", "min_parallelism"})
+
+
+class DistributeOptions(_OptionGroup):
+    """``options.experimental_distribute``: ``auto_shard_policy`` is the policy ``distribute()`` and the TF adapter
+    use when none is given; ``num_devices`` is accepted and has no effect."""
+
+    _FIELDS: ClassVar[dict[str, Any]] = {"auto_shard_policy": AutoShardPolicy, "num_devices": int}
+    _IGNORED = frozenset({"num_devices"})
+
+
+class ThreadingOptions(_OptionGroup):
+    """``options.threading``: ``private_threadpool_size`` bounds parallel steps' workers like ``max_workers``;
+    ``max_intra_op_parallelism`` is accepted and has no effect (NumPy picks its own threads)."""
+
+    _FIELDS: ClassVar[dict[str, Any]] = {"max_intra_op_parallelism": int, "private_threadpool_size": int}
+    _IGNORED = frozenset({"max_intra_op_parallelism"})
+
+
+class RemoteOptions(_OptionGroup):
+    """``options.remote``: how files named by URL are read (:mod:`parafeed.io.remote`, docs/storage.md).
+
+    ``read_ahead``: bytes in flight per open file at most (64 MiB); AUTOTUNE grows the read-ahead up to it while
+    the reader waits on reads. ``block_size``: bytes per ranged request (4 MiB). ``retries``: attempts after a
+    transient fault (5xx, throttling, timeouts, connections cut, short bodies) before the read fails (10).
+    ``retry_delay``: seconds before the first retry, doubled each time up to 10 s, with jitter (0.1).
+    ``cache_dir``: a local directory where whole files read from URLs are kept and read again at local-disk speed
+    (off unless set; :mod:`parafeed.io.remote_cache`). ``cache_bytes``: what the cache may hold, least recently used
+    files evicted first (16 GiB).
+    """
+
+    _FIELDS: ClassVar[dict[str, Any]] = {
+        "read_ahead": int, "block_size": int, "retries": int, "retry_delay": (int, float),
+        "cache_dir": (str, os.PathLike), "cache_bytes": int,
+    }  # fmt: skip
+
+
+class OptimizationOptions(_OptionGroup):
+    """``options.experimental_optimization``: ``map_and_batch_fusion`` (on unless set to False, or unless
+    ``apply_default_optimizations`` is False, as in tf.data) runs ``map`` then ``batch`` as one step
+    (:mod:`parafeed.ops.map_and_batch`: a map's error fails its whole batch). The other fields are accepted without
+    effect: parafeed does not rewrite pipelines, and what tf.data's optimizer parallelizes is set by you
+    (``num_parallel_calls``)."""
+
+    _FIELDS: ClassVar[dict[str, Any]] = dict.fromkeys(
+        ("apply_default_optimizations", "filter_fusion", "filter_parallelization", "inject_prefetch",
+         "seq_interleave_prefetch", "map_and_batch_fusion", "map_and_filter_fusion", "map_fusion",
+         "map_parallelization", "noop_elimination", "parallel_batch", "shuffle_and_repeat_fusion"),
+        bool,
+    )  # fmt: skip
+    _IGNORED = frozenset(_FIELDS) - {"map_and_batch_fusion", "apply_default_optimizations"}
+
+    def fuses_map_and_batch(self) -> bool:
+        default = self.apply_default_optimizations is not False  # type: ignore[attr-defined]
+        return default if self.map_and_batch_fusion is None else self.map_and_batch_fusion  # type: ignore[attr-defined]
+
+
+class Options(_OptionGroup):
+    """How a pipeline runs. ``None`` means "not set here" (a default applies, or another step's setting).
+
+    Args:
+        executor: where ``map(..., num_parallel_calls=...)`` runs its function by default: ``"thread"`` (NumPy,
+            image decoding and I/O, which release the GIL), ``"process"`` (pure-Python functions) or ``"ray"``
+            (actors on a Ray cluster: more CPUs than this host has).
+        deterministic: the default for steps whose ``deterministic`` is None: outputs in input order (True, the
+            default) or first-finished first (False). ``experimental_deterministic`` is the same option.
+        max_workers: the most threads or processes a parallel step may use (default: ``autotune.cpu_budget``,
+            ``threading.private_threadpool_size``, else the CPU count).
+        ram_budget: bytes that buffered elements may take in total (default: ``autotune.ram_budget``, else half of
+            the machine's memory, as tf.data); AUTOTUNE grows buffers only within it.
+        autotune: let AUTOTUNE adjust parallelism and buffers while running: a bool, or tf.data's
+            :class:`AutotuneOptions` (``options.autotune.enabled = False``). When off, AUTOTUNE means
+            ``max_workers`` threads and buffers of 2.
+        stats: collect per-stage counters and timings (``iterator.stats()``); costs a little per element.
+        experimental_distribute: :class:`DistributeOptions` (``auto_shard_policy``).
+        threading: :class:`ThreadingOptions` (``experimental_threading`` is the same group).
+        remote: :class:`RemoteOptions`: read-ahead and retries for files named by URL.
+
+    The other ``tf.data.Options`` fields (``experimental_optimization``, ``experimental_slack``,
+    ``experimental_external_state_policy``, ``experimental_symbolic_checkpoint``, ``experimental_warm_start``,
+    ``dataset_name``, ``framework_type``) are accepted and have no effect.
+    """
+
+    _FIELDS: ClassVar[dict[str, Any]] = {
+        "executor": str, "deterministic": bool, "max_workers": int, "ram_budget": int, "autotune": AutotuneOptions,
+        "stats": bool, "experimental_distribute": DistributeOptions, "threading": ThreadingOptions,
+        "experimental_optimization": OptimizationOptions, "experimental_slack": bool,
+        "experimental_external_state_policy": ExternalStatePolicy, "experimental_symbolic_checkpoint": bool,
+        "experimental_warm_start": bool, "dataset_name": str, "framework_type": list, "remote": RemoteOptions,
+    }  # fmt: skip
+    _IGNORED = frozenset(
+        {"experimental_optimization", "experimental_slack", "experimental_external_state_policy",
+         "experimental_symbolic_checkpoint", "experimental_warm_start", "dataset_name", "framework_type"}
+    )  # fmt: skip
+    _ALIASES: ClassVar[dict[str, str]] = {
+        "experimental_deterministic": "deterministic",
+        "experimental_threading": "threading",
+    }
+
+    def __init__(self, **values: Any):
+        super().__init__(**{self._ALIASES.get(k, k): v for k, v in values.items()})
+
+    def __getattr__(self, name: str) -> Any:  # only called for names that are not set: the aliases
+        if name in Options._ALIASES:
+            return getattr(self, Options._ALIASES[name])
+        raise AttributeError(f"Options: no option named {name!r}; the options are {', '.join(self._FIELDS)}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(self._ALIASES.get(name, name), value)
+
+    def _check(self, name: str, value: Any) -> Any:
+        if name == "autotune" and isinstance(value, bool):
+            return AutotuneOptions(enabled=value)
+        if name == "executor" and value is not None and value not in EXECUTORS:
+            raise InvalidArgumentError(f"Options: executor must be one of {EXECUTORS}, got {value!r}")
+        if (
+            name in ("max_workers", "ram_budget")
+            and value is not None
+            and (not isinstance(value, int) or isinstance(value, bool) or value <= 0)
+        ):
+            raise InvalidArgumentError(f"Options: {name} must be an int > 0, got {value!r}")
+        return super()._check(name, value)
+
+    # resolved values ---------------------------------------------------------------------------------------------
+
+    @property
+    def workers(self) -> int:
+        return (
+            self.max_workers or self.autotune.cpu_budget or self.threading.private_threadpool_size or schedulable_cpus()
+        )
+
+    @property
+    def budget(self) -> int:
+        return self.ram_budget or self.autotune.ram_budget or _half_of_memory()
+
+    @property
+    def shard_policy(self) -> str | None:
+        """``experimental_distribute.auto_shard_policy``'s name ("AUTO", "FILE", ...), None when unset."""
+        policy = self.experimental_distribute.auto_shard_policy
+        return None if policy is None else policy.name
+
+    def resolve(self, name: str) -> Any:
+        value = self.autotune.enabled if name == "autotune" else getattr(self, name)
+        return _DEFAULTS[name] if value is None else value
+
+
+_DEFAULTS = {"executor": "thread", "deterministic": True, "autotune": True, "stats": False}
+
+
+def schedulable_cpus() -> int:
+    """The cores this process may run on (what TensorFlow's ``port::MaxParallelism()`` counts), not all cores."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity on this platform
+        return os.cpu_count() or 1
+
+
+def _half_of_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
