@@ -701,7 +701,7 @@ def parafeed_faults(args, cluster: RayCluster) -> list[Outcome]:
         start = time.perf_counter()
         it = iter(ds)
         ids = next(it).tolist()
-        actors = list(it._pool.actors)  # (the pool's actors, as the iterator holds them)
+        actors = it.actors
         events: list[str] = []
         plan = [0.25, 0.6] if scenario != "none" else []
         for b in it:
@@ -716,7 +716,7 @@ def parafeed_faults(args, cluster: RayCluster) -> list[Outcome]:
                 cluster.ray.kill(actors[0])
                 events.append(f"actor killed at {len(ids):,}")
             else:
-                victim = next((a for a in it._pool.actors[1:] if cluster.node_of(a) is not None), None)
+                victim = next((a for a in it.actors[1:] if cluster.node_of(a) is not None), None)
                 node = cluster.node_of(victim) if victim is not None else None
                 if node is None:
                     events.append("no node found to remove")

@@ -101,9 +101,9 @@ def test_killed_worker_is_replaced_and_nothing_is_lost_or_repeated():
     host = pipeline(3000)
     it = iter(host.offload(workers=3))
     got = [next(it).tolist() for _ in range(20)]
-    ray.kill(it._pool.actors[1], no_restart=True)
+    ray.kill(it.actors[1], no_restart=True)
     got += [next(it).tolist() for _ in range(40)]
-    ray.kill(it._pool.actors[0], no_restart=True)
+    ray.kill(it.actors[0], no_restart=True)
     got += batches(it)
     assert got == batches(host)
     assert it.replaced == 2
@@ -115,7 +115,7 @@ def test_node_killed_mid_epoch(ray_cluster, extra_node):
     host = pipeline(3000)
     it = iter(host.offload(workers=4))
     got = [next(it).tolist() for _ in range(15)]
-    nodes = {ray.get(a.where.remote())[0]: a for a in it._pool.actors}
+    nodes = {ray.get(a.where.remote())[0]: a for a in it.actors}
     victim = next(n for n in ray_cluster.worker_nodes if n.node_id in nodes)
     ray_cluster.remove_node(victim)  # a whole Ray node with an input worker on it
     got += batches(it)

@@ -109,10 +109,24 @@ class RunContext:
         """The seed a random step draws from in this run: restored from a state, else its own."""
         return self.seeds.get(id(node), node.seed)
 
-    def _random_steps(self) -> list:
+    def _random_steps(self, dataset: Any = None) -> list:
         from parafeed.core import graph
 
-        return graph.find(self.dataset, lambda n: n.seed is not None)
+        return graph.find(self.dataset if dataset is None else dataset, lambda n: n.seed is not None)
+
+    def shared(self, dataset: Any) -> dict:
+        """What another process needs to run ``dataset`` (a part of this run's pipeline) as part of this run: the
+        options, the iteration, the seeds of its random steps and the resume point (see :meth:`joined`)."""
+        seeds = [self.seed_for(n) for n in self._random_steps(dataset)]
+        return {"options": self.options, "iteration": self.iteration, "seeds": seeds, "resumed": self.resumed}
+
+    @classmethod
+    def joined(cls, dataset: Any, shared: dict, share: tuple[int, int, int]) -> RunContext:
+        """A run of ``dataset`` in another process that goes on as part of the run that :meth:`shared` it, as input
+        worker ``share`` (see ``share``)."""
+        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share)
+        context.restore(shared)
+        return context
 
     def state(self) -> dict:
         """The run's part of the root iterator's state: its iteration and every random step's seed (so that an

@@ -2,9 +2,11 @@
 
 The pipeline before ``offload`` (the source, the replica's share from ``distribute``, the expensive maps, the batch)
 runs on ``workers`` Ray actors (:mod:`parafeed.parallel.ray_input_workers`). Each actor runs the same pipeline with a
-block shard inserted where the per-element work begins (:mod:`parafeed.ops.block_shard`): worker ``k`` computes
-blocks ``k, k + K ...`` and only skips past the others, and the trainer takes blocks round-robin, so it receives
-exactly the elements, in exactly the order, of the pipeline run on one host.
+block shard (:class:`BlockShardDataset`) inserted where the per-element work begins (:func:`split_point`): worker
+``k`` computes blocks ``k, k + K ...`` and only skips past the others (a skip runs none of the steps above it and
+seeks in files with an index), and the trainer takes blocks round-robin, so it receives exactly the elements, in
+exactly the order, of the pipeline run on one host. Which worker this is comes from the run
+(``RunContext.share``), not the node, so one saved state restores into any worker of any number of workers.
 
 Guarantees:
 
@@ -23,20 +25,18 @@ Guarantees:
 from __future__ import annotations
 
 import collections
-import time
 from typing import Any
 
 from parafeed.core import graph
 from parafeed.core.arguments import positive_int
 from parafeed.core.dataset import AUTOTUNE, Dataset, PassThroughDataset
 from parafeed.core.graph import ONE_TO_ONE
-from parafeed.core.iterator import DatasetIterator, current_scope
+from parafeed.core.iterator import DatasetIterator, RunContext, current_scope
 from parafeed.core.positions import order_fixed
-from parafeed.errors import InvalidArgumentError, WorkerError
-from parafeed.parallel import ray_cluster
+from parafeed.errors import InvalidArgumentError, StateError
+from parafeed.parallel.remote_errors import unpack_error
 
 ELEMENTS_PER_BLOCK = 32  # units of a block when the offloaded pipeline does not end in a batch
-_idle_pools = ray_cluster.IdlePools()
 
 
 class OffloadDataset(PassThroughDataset):
@@ -57,7 +57,7 @@ class OffloadDataset(PassThroughDataset):
         self.block = None if block is None else positive_int("offload()", "block", block)
 
     def _make_iterator(self) -> DatasetIterator:
-        from parafeed.ops.block_shard import BlockShardDataset, split_point
+        from parafeed.parallel.ray_input_workers import InputWorkers
 
         parent = self._parents[0]
         batched = graph.batching_step(parent) is not None
@@ -70,40 +70,18 @@ class OffloadDataset(PassThroughDataset):
                 "(or a dataset made by a user function, as in interleave) makes it differ between workers. Use "
                 "deterministic=True, or offload only the steps after it"
             )
-        run = current_scope().run
-        random_steps = graph.find(parent, lambda n: n.seed is not None)
-        run_state = {
-            "options": run.options if run is not None else parent.options(),
-            "iteration": run.iteration if run is not None else 0,
-            "seeds": [run.seed_for(n) if run is not None else n.seed for n in random_steps],
-            "resumed": tuple(vars(run.resumed).values()) if run is not None else (0, 0, False),
-        }
+        run = current_scope().run or RunContext(parent, parent.options())
         pipeline = graph.replace(parent, split, BlockShardDataset(split, block))  # what every input worker runs
-        return _OffloadIterator(self, pipeline, units, run_state)
-
-
-class _Worker:
-    """The trainer's record of one input worker: its actor, its calls in flight, and the last state received."""
-
-    def __init__(self, actor: Any, index: int, state: dict | None):
-        self.actor = actor
-        self.index = index
-        self.state = state
-        self.calls: collections.deque = collections.deque()
+        workers = InputWorkers(self, pipeline, self.cpus_per_worker, self.buffer, units, run.shared(parent))
+        return _OffloadIterator(self, workers)
 
 
 class _OffloadIterator(DatasetIterator):
-    def __init__(self, node: OffloadDataset, pipeline: Dataset, units: int, run: dict):
+    def __init__(self, node: OffloadDataset, workers: Any):
         super().__init__()
-        self._node = node
-        self._pipeline = pipeline
-        self._units = units
-        self._run_state = run
+        self._workers = workers  # an InputWorkers
         self._count = node.workers  # workers to start with (AUTOTUNE: as many as the cluster has room for)
-        self._ray: Any = None
-        self._pool: Any = None
-        self._workers: list[_Worker] | None = None
-        self._first = 0  # the first block of the current assignment of blocks to workers
+        self._started = False
         self._next_block = 0  # the next block to take
         self._block = -1  # the block being taken
         self._before: dict | None = None  # the pipeline's state before the current block
@@ -113,9 +91,20 @@ class _OffloadIterator(DatasetIterator):
         self._drop = 0  # outcomes of the next block already taken before a restore
         self._ended = False
         self._closed = False
-        self.replaced = 0  # workers replaced after a failure (a count for tests, stats and benchmarks)
 
-    # ------------------------------------------------------------------ consumer
+    @property
+    def replaced(self) -> int:
+        """Workers replaced after a failure."""
+        return self._workers.replaced
+
+    @property
+    def num_workers(self) -> int:
+        return len(self._workers)
+
+    @property
+    def actors(self) -> list:
+        """The input workers' Ray actors, in worker order (empty before the first element)."""
+        return self._workers.actors
 
     def __next__(self) -> Any:
         while True:
@@ -124,91 +113,33 @@ class _OffloadIterator(DatasetIterator):
                 self._taken += 1
                 if ok:
                     return value
-                from parafeed.parallel.remote_errors import unpack_error
-
                 raise unpack_error(value)
             if self._ended or self._closed:
                 self.close()
                 raise StopIteration
-            if self._workers is None:
-                self._launch(self._count)
+            if not self._started:
+                self._start(self._count)
             self._take_block()
 
+    def _start(self, count: int) -> None:
+        try:
+            self._workers.start(count, self._next_block, self._after)
+        except BaseException:
+            self.close()
+            raise
+        self._started = True
+
     def _take_block(self) -> None:
-        while True:
-            workers = self._workers
-            worker = workers[(self._next_block - self._first) % len(workers)]
-            ref = worker.calls.popleft()
-            self._request(worker)
-            try:
-                outcomes, state, ended = self._ray.get(ref)
-                break
-            except Exception as err:
-                if not ray_cluster.is_actor_failure(self._ray, err):
-                    self.close()
-                    raise WorkerError(f"offload(): input worker {worker.index} failed: {err}") from err
-                self._replace(worker)
-        worker.state = state
+        try:
+            outcomes, state, ended = self._workers.take(self._next_block, self._after)
+        except BaseException:
+            self.close()
+            raise
         self._before, self._after = self._after, state
         self._block, self._next_block = self._next_block, self._next_block + 1
         self._taken, self._ended = self._drop, ended
         self._pending = collections.deque(outcomes[self._drop :])
         self._drop = 0
-
-    # ------------------------------------------------------------------ workers
-
-    def _request(self, worker: _Worker) -> None:
-        while len(worker.calls) < self._node.buffer:
-            worker.calls.append(worker.actor.blocks.remote(self._units))
-
-    def _launch(self, count: int) -> None:
-        """Start ``count`` workers (AUTOTUNE: as many as the cluster has room for) from the state after the current
-        block; actors already running are reused."""
-        if self._pool is None:
-            self._ray = ray_cluster.connect("offload()")
-            self._pool = _idle_pools.borrow(
-                self._node, self._ray,
-                lambda: _worker_pool(self._ray, self._pipeline, self._node.cpus_per_worker),
-            )  # fmt: skip
-        pool = self._pool
-        if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
-            ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
-        room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
-        count = room if count == AUTOTUNE else min(count, room)
-        while len(pool.actors) > count:
-            pool.kill(pool.actors.pop())
-        while len(pool.actors) < count:
-            pool.actors.append(pool.new_actor())
-        first = self._first = self._next_block
-        starts = [a.start.remote(self._run_state, (count, k, first), self._after) for k, a in enumerate(pool.actors)]
-        try:
-            self._ray.get(starts)
-        except Exception as err:
-            if not ray_cluster.is_actor_failure(self._ray, err):
-                raise WorkerError(f"offload(): an input worker could not start the pipeline: {err}") from err
-            pool.shutdown()  # one died while starting: start again on new actors
-            return self._launch(count)
-        self._workers = [_Worker(a, k, self._after) for k, a in enumerate(pool.actors)]
-        for worker in self._workers:
-            self._request(worker)
-
-    def _replace(self, worker: _Worker) -> None:
-        """A worker died: a new actor goes on from the last state received from it; with no room for one, the other
-        workers take over (a resize, from the current block on)."""
-        pool = self._pool
-        pool.kill(worker.actor)
-        self.replaced += 1
-        if pool.free() < 1:
-            time.sleep(ray_cluster.RELEASE_SECONDS)  # a killed actor's CPU shows as free a moment later
-        if pool.free() < 1:
-            pool.actors.remove(worker.actor)
-            self._launch(max(1, len(pool.actors)))
-            return
-        actor = pool.new_actor()
-        pool.actors[pool.actors.index(worker.actor)] = actor
-        worker.actor, worker.calls = actor, collections.deque()
-        actor.start.remote(self._run_state, (len(self._workers), worker.index, self._first), worker.state)
-        self._request(worker)
 
     def resize(self, workers: int) -> int:
         """Go on with ``workers`` input workers from the next block (the cluster's room permitting); returns how
@@ -216,12 +147,8 @@ class _OffloadIterator(DatasetIterator):
         self._count = positive_int("resize()", "workers", workers)
         if self._closed:
             return 0
-        self._launch(workers)
+        self._start(self._count)
         return len(self._workers)
-
-    @property
-    def num_workers(self) -> int:
-        return 0 if self._workers is None else len(self._workers)
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -231,12 +158,10 @@ class _OffloadIterator(DatasetIterator):
         return {"at": self._after, "block": self._next_block, "taken": self._drop}
 
     def _set_state(self, state: dict) -> None:
-        if self._workers is not None:
-            from parafeed.errors import StateError
-
+        if self._started:
             raise StateError("set_state(): offload() has started; restore a state into a new iterator (iter(ds))")
         self._after = state["at"]
-        self._next_block = self._first = int(state["block"])
+        self._next_block = int(state["block"])
         self._drop = int(state["taken"])
 
     # ------------------------------------------------------------------ lifecycle
@@ -246,17 +171,73 @@ class _OffloadIterator(DatasetIterator):
             return
         self._closed = True
         self._pending.clear()
-        if self._pool is not None:
-            _idle_pools.give_back(self._node, self._pool, broken=False)
-            self._pool = None
-        self._workers = None
+        self._workers.close()
 
     def __del__(self) -> None:  # an epoch left before its end (break, take): its workers go back to the pool
         if not getattr(self, "_closed", True):
             self.close()
 
 
-def _worker_pool(ray: Any, pipeline: Dataset, cpus: float) -> Any:
-    from parafeed.parallel.ray_input_workers import WorkerPool
+# ---------------------------------------------------------------------- the input workers' share: the block shard
 
-    return WorkerPool(ray, pipeline, cpus)
+
+class BlockShardDataset(PassThroughDataset):
+    """This input worker's blocks of ``block`` consecutive input elements (see the module docs)."""
+
+    def __init__(self, parent: Dataset, block: int):
+        super().__init__(parent)
+        self.block = block
+
+    def _make_iterator(self) -> DatasetIterator:
+        run = current_scope().run
+        return _BlockShardIterator(self._parent._iter(), self.block, run.share if run is not None else (1, 0, 0))
+
+
+class _BlockShardIterator(DatasetIterator):
+    def __init__(self, parent: DatasetIterator, block: int, share: tuple[int, int, int]):
+        super().__init__(parent)
+        self._parent = parent
+        self._block = block
+        self._workers, self._worker, self._first = share
+        self._next = 0  # the block the input is in
+        self._offset = 0  # elements of that block already taken
+
+    def __next__(self) -> Any:
+        if self._offset == 0:
+            while (self._next - self._first) % self._workers != self._worker or self._next < self._first:
+                if self._parent.skip(self._block) < self._block:
+                    raise StopIteration
+                self._next += 1
+        x = next(self._parent)
+        self._offset += 1
+        if self._offset == self._block:
+            self._next, self._offset = self._next + 1, 0
+        return x
+
+    def _get_state(self) -> dict:
+        return {"parent": self._parent.get_state(), "block": self._next, "offset": self._offset}
+
+    def _set_state(self, state: dict) -> None:
+        self._parent.set_state(state["parent"])
+        self._next, self._offset = int(state["block"]), int(state["offset"])
+
+
+def _passes_blocks(node: Dataset) -> bool:
+    """Whether a block shard below ``node`` gives the same blocks of ``node``'s output as one above it: one output per
+    input element in input order, or fixed-size batches of consecutive elements."""
+    from parafeed.ops.batch import BatchDataset
+    from parafeed.ops.padded_batch import PaddedBatchDataset
+
+    if len(node.parents) != 1:
+        return False
+    return (node.kind == ONE_TO_ONE and node.order_fixed) or isinstance(node, (BatchDataset, PaddedBatchDataset))
+
+
+def split_point(root: Dataset, units: int) -> tuple[Dataset, int]:
+    """Where the block shard goes in ``root``'s pipeline for blocks of ``units`` of its elements: the node it reads
+    from, and the block size there in that node's elements (batches below multiply it)."""
+    node, block = root, units
+    while _passes_blocks(node):
+        block *= node.batch_size or 1
+        node = node.parents[0]
+    return node, block

@@ -1,16 +1,27 @@
-"""Input workers: Ray actors that each run an offloaded pipeline on their share of blocks (see ``ops/offload.py``).
+"""Input workers: Ray actors that each run an offloaded pipeline on their share of blocks (``offload``,
+:mod:`parafeed.ops.offload`).
 
-An :class:`InputWorker` holds the pipeline (sent once, through Ray's object store) and runs one iterator of it at a
-time: ``start`` begins one as input worker ``k`` of ``K`` from a saved state, ``blocks`` returns its next block's
+An :class:`InputWorker` actor holds the pipeline (sent once, through Ray's object store) and runs one iterator of it
+at a time: ``start`` begins one as input worker ``k`` of ``K`` from a saved state, ``blocks`` returns its next block's
 outcomes with the iterator's state after them. That state is all a replacement needs to go on where this worker
 stopped, so the trainer keeps the last one it received from every worker.
+
+:class:`InputWorkers` is the trainer's side: it starts the actors on the cluster's free CPUs (from a pool kept warm
+between epochs), keeps ``buffer`` block requests in flight for each, hands out blocks in round-robin order and
+replaces a worker that dies from its last state.
 """
 
 from __future__ import annotations
 
+import collections
+import time
 from typing import Any
 
+from parafeed.core.dataset import AUTOTUNE, start_run
+from parafeed.core.iterator import RunContext
+from parafeed.errors import WorkerError
 from parafeed.parallel import ray_cluster
+from parafeed.parallel.remote_errors import pack_error
 
 
 class InputWorker:
@@ -24,15 +35,10 @@ class InputWorker:
     def start(self, run: dict, share: tuple[int, int, int], state: dict | None) -> None:
         """Begin a run: ``run`` is the trainer's run (options, iteration, seeds, resume point), ``share`` this
         worker's (workers, worker, first block), ``state`` where the pipeline is (None: its beginning)."""
-        from parafeed.core.dataset import start_run
-        from parafeed.core.iterator import ResumePoint, RunContext
-
         if self._it is not None:
             self._it.close()
             self._it = None
-        context = RunContext(self._pipeline, run["options"], resumed=ResumePoint(*run["resumed"]), share=share)
-        context.restore(run)
-        it = start_run(context)
+        it = start_run(RunContext.joined(self._pipeline, run, share))
         if state is not None:
             it.set_state(state)
         self._it = it
@@ -40,8 +46,6 @@ class InputWorker:
     def blocks(self, units: int) -> tuple[list, dict, bool]:
         """The next ``units`` outcomes of this worker's share (``(True, element)`` or ``(False, packed error)``),
         the state after them, and whether the pipeline ended (then fewer may come)."""
-        from parafeed.parallel.remote_errors import pack_error
-
         out: list = []
         ended = False
         while len(out) < units:
@@ -98,3 +102,128 @@ class WorkerPool:
         actors, self.actors = self.actors, []
         for actor in actors:
             self.kill(actor)
+
+
+_idle_pools = ray_cluster.IdlePools()
+
+
+class _Worker:
+    """The trainer's record of one input worker: its actor, its calls in flight, and the last state received."""
+
+    def __init__(self, actor: Any, index: int, state: dict | None):
+        self.actor = actor
+        self.index = index
+        self.state = state
+        self.calls: collections.deque = collections.deque()
+
+
+class InputWorkers:
+    """The input workers of one run of an ``offload`` step, seen from the trainer (see the module docs).
+
+    Args:
+        step: the offload step (its pool of actors is kept for its next run).
+        pipeline: what every worker runs (the input pipeline with its block shard).
+        cpus_per_worker: Ray CPUs each actor takes.
+        buffer: blocks each worker computes ahead of the trainer.
+        units: outcomes per block.
+        run: the trainer's run, as :meth:`RunContext.shared` gives it.
+    """
+
+    def __init__(self, step: Any, pipeline: Any, cpus_per_worker: float, buffer: int, units: int, run: dict):
+        self._step = step
+        self._pipeline = pipeline
+        self._cpus = cpus_per_worker
+        self._buffer = buffer
+        self._units = units
+        self._run = run
+        self._ray: Any = None
+        self._pool: WorkerPool | None = None
+        self._workers: list[_Worker] = []
+        self._first = 0  # the first block of the current assignment of blocks to workers
+        self.replaced = 0  # workers replaced after a failure (a count for tests, stats and benchmarks)
+
+    def __len__(self) -> int:
+        return len(self._workers)
+
+    @property
+    def actors(self) -> list:
+        """The workers' Ray actors, in worker order (to watch them, or to kill one in a fault test)."""
+        return [w.actor for w in self._workers]
+
+    def start(self, count: int, first: int, state: dict | None) -> None:
+        """Run on ``count`` workers (AUTOTUNE: as many as the cluster has room for; fewer when it has less room)
+        from block ``first``, every one from the pipeline's ``state`` before it; actors already running are
+        reused."""
+        if self._pool is None:
+            self._ray = ray_cluster.connect("offload()")
+            self._pool = _idle_pools.borrow(
+                self._step, self._ray, lambda: WorkerPool(self._ray, self._pipeline, self._cpus)
+            )
+        pool = self._pool
+        if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
+            ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
+        room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
+        count = room if count == AUTOTUNE else min(count, room)
+        while len(pool.actors) > count:
+            pool.kill(pool.actors.pop())
+        while len(pool.actors) < count:
+            pool.actors.append(pool.new_actor())
+        self._first = first
+        starts = [a.start.remote(self._run, (count, k, first), state) for k, a in enumerate(pool.actors)]
+        try:
+            self._ray.get(starts)
+        except Exception as err:
+            if not ray_cluster.is_actor_failure(self._ray, err):
+                raise WorkerError(f"offload(): an input worker could not start the pipeline: {err}") from err
+            pool.shutdown()  # one died while starting: start again on new actors
+            return self.start(count, first, state)
+        self._workers = [_Worker(a, k, state) for k, a in enumerate(pool.actors)]
+        for worker in self._workers:
+            self._request(worker)
+
+    def take(self, block: int, before: dict | None) -> tuple[list, dict, bool]:
+        """Block ``block``'s outcomes, the pipeline's state after it, and whether the pipeline ended; ``before`` is
+        the state before it, where the workers go on from if one dies and there is no room to replace it."""
+        while True:
+            worker = self._workers[(block - self._first) % len(self._workers)]
+            ref = worker.calls.popleft()
+            self._request(worker)
+            try:
+                outcomes, state, ended = self._ray.get(ref)
+            except Exception as err:
+                if not ray_cluster.is_actor_failure(self._ray, err):
+                    raise WorkerError(f"offload(): input worker {worker.index} failed: {err}") from err
+                self._replace(worker, block, before)
+                continue
+            worker.state = state
+            return outcomes, state, ended
+
+    def _request(self, worker: _Worker) -> None:
+        while len(worker.calls) < self._buffer:
+            worker.calls.append(worker.actor.blocks.remote(self._units))
+
+    def _replace(self, worker: _Worker, block: int, before: dict | None) -> None:
+        """A worker died: a new actor goes on from the last state received from it; with no room for one, the other
+        workers take over (from ``block`` on, which ``before`` is the state before)."""
+        pool = self._pool
+        assert pool is not None  # (workers run on a pool)
+        pool.kill(worker.actor)
+        self.replaced += 1
+        if pool.free() < 1:
+            time.sleep(ray_cluster.RELEASE_SECONDS)  # a killed actor's CPU shows as free a moment later
+        if pool.free() < 1:
+            pool.actors.remove(worker.actor)
+            self.start(max(1, len(pool.actors)), block, before)
+            return
+        actor = pool.new_actor()
+        pool.actors[pool.actors.index(worker.actor)] = actor
+        worker.actor, worker.calls = actor, collections.deque()
+        actor.start.remote(self._run, (len(self._workers), worker.index, self._first), worker.state)
+        self._request(worker)
+
+    def close(self) -> None:
+        """Give the actors back to the step's idle pool (its next run starts on them)."""
+        if self._pool is not None:
+            _idle_pools.give_back(self._step, self._pool, broken=False)
+            self._pool = None
+        self._workers = []
