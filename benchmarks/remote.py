@@ -14,7 +14,7 @@ the object, which S3's does not; smaller objects keep that cost small for every 
   ``StreamingDataset(remote=..., local=<a fresh dir>, shuffle=False)``, timed from its construction to the last
   sample (it downloads whole shards into its local cache: that is its design);
 * tf.data, where it can reach the endpoint (TensorFlow reaches ``s3://`` only through tensorflow-io);
-* parafeed on the same shards on local disk (the ceiling), and parafeed with its local shard cache
+* parafeed on the same shards on local disk (the ceiling), and parafeed with its local remote cache
   (``options.remote.cache_dir``): epoch 1 fills it, epoch 2 reads from it.
 
 Rates are MB/s of record payload (10^6 bytes; plain fsspec reads the framing too, but is given the same payload
@@ -276,7 +276,7 @@ def tf_data(expect: Expect, urls: list[str], endpoint: str) -> tuple[Callable[[]
     return read, ""
 
 
-class ShardCache:
+class RemoteCache:
     """parafeed with ``options.remote.cache_dir``: ``epoch(1)`` reads into a new cache, ``epoch(2)`` reads it again."""
 
     def __init__(self, work: str):
@@ -391,7 +391,7 @@ def main() -> None:
     s3 = Endpoint()
     direct = Endpoint(upstream=s3.url)  # the same proxy with no delay: the no-latency figure
     proxy = Endpoint(upstream=s3.url, delay=DELAY)
-    cache = ShardCache(work)
+    cache = RemoteCache(work)
     try:
         paths = write_shards(work, count, args.shards)
         keys = upload(s3.url, paths)
@@ -414,7 +414,7 @@ def main() -> None:
             cache.options(1)
         except Exception as err:
             cache = None
-            skipped["parafeed + shard cache"] = f"options.remote.cache_dir: {type(err).__name__}: {err}"
+            skipped["parafeed + remote cache"] = f"options.remote.cache_dir: {type(err).__name__}: {err}"
 
         candidates: dict[tuple[str, str], Callable[[], int]] = {
             (LOCAL, "local disk"): parafeed_reader(LOCAL, expect, paths, PARALLEL, None)
@@ -432,7 +432,7 @@ def main() -> None:
         if cache is not None:
             latency, opts = f"{DELAY * 1000:.0f} ms", s3_options(proxy.url)
             for epoch, what in ((1, "filling it"), (2, "reading it")):
-                name = f"parafeed + shard cache, epoch {epoch} ({what})"
+                name = f"parafeed + remote cache, epoch {epoch} ({what})"
                 candidates[(name, latency)] = parafeed_reader(
                     name, expect, urls, PARALLEL, opts, lambda epoch=epoch: cache.options(epoch)
                 )
@@ -449,7 +449,7 @@ def main() -> None:
             "reader's 0 ms median (for the shard "
             f"cache, that of {PARAFEED!r}). *Vs plain fsspec*: at the same latency. MosaicML Streaming: MDS shards "
             "of the same records, timed from `StreamingDataset(...)` to its last sample, a fresh local cache each "
-            f"run. The shard cache: a new `options.remote.cache_dir` each run, epoch 2 right after epoch 1. {server} "
+            f"run. The remote cache: a new `options.remote.cache_dir` each run, epoch 2 right after epoch 1. {server} "
             f"Versions: {versions()}."
         )
         text = table(title, rates, skipped, note)

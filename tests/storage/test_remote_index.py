@@ -92,7 +92,7 @@ def test_a_stale_index_beside_the_shard_is_not_used(s3, tmp_path):
     assert len(pf.io.TFRecordIndex(urls[1], storage_options=s3_options(s3.url))) == 9
 
 
-def test_positions_come_from_the_shard_cache_when_it_is_on(s3, tmp_path):
+def test_positions_come_from_the_remote_cache_when_it_is_on(s3, tmp_path):
     local, urls = _shards(s3, tmp_path, indexes=False)
     options = pf.Options()
     options.remote.cache_dir = str(tmp_path / "cache")

@@ -325,14 +325,14 @@ def _read_header(f: BinaryIO, path: str, size: int) -> dict:
     n, crc = _HEADER.unpack(head[len(MAGIC) :])
     try:
         if n > size - len(head):  # a damaged length: read nothing (it could ask for gigabytes)
-            raise ValueError(f"a header of {n} bytes in a {size}-byte file")
+            raise DataLossError(f"a header of {n} bytes in a {size}-byte file")
         data = f.read(n)
         if zlib.crc32(data) != crc:
-            raise ValueError("CRC mismatch")
+            raise DataLossError("CRC mismatch")
         header = json.loads(data)
         if not isinstance(header, dict) or header.get("format") != "parafeed-cache" or header.keys() < {
                 "dtypes", "nesting"}:  # fmt: skip
-            raise ValueError("not a cache header")
+            raise DataLossError("not a cache header")
         return header
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise _corrupt_header(path) from None
@@ -364,7 +364,8 @@ def _read_record(f: BinaryIO, path: str, index: int, end: int, dtypes: list[np.d
 
 
 def decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
-    """The leaves of one record (``encode_leaf``'s bytes for each of ``dtypes``); ValueError when they do not fit."""
+    """The leaves of one record (``encode_leaf``'s bytes for each of ``dtypes``); DataLossError (or IndexError,
+    OverflowError on damaged lengths) when they do not fit: callers name the file and the record."""
     view = memoryview(payload)
     pos, leaves = 0, []
     for dtype in dtypes:
@@ -374,7 +375,7 @@ def decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
         n = math.prod(shape)  # exact: damaged dimensions can multiply past 64 bits
         width = 8 if dtype == STRING else dtype.itemsize  # bytes per value at least (a string's length)
         if n * width > len(payload) - pos:
-            raise ValueError(f"shape {shape} needs more than the {len(payload) - pos} bytes left")
+            raise DataLossError(f"shape {shape} needs more than the {len(payload) - pos} bytes left")
         if dtype == STRING:
             lengths = np.frombuffer(view, "<u8", n, pos).tolist()
             pos += 8 * n
@@ -394,5 +395,5 @@ def decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
             pos += n * le.itemsize
             leaves.append(arr[()] if not shape else arr)
     if pos != len(payload):
-        raise ValueError(f"{len(payload) - pos} bytes left over")
+        raise DataLossError(f"{len(payload) - pos} bytes left over")
     return leaves

@@ -4,9 +4,9 @@ An index is built once by walking the record headers (checking each length CRC) 
 directory is writable, beside the file as ``<file>.pfindex``; a cached index is used only while the file's size and
 modification time are unchanged. Compressed files cannot be indexed (their records cannot be reached by seeking).
 
-A file named by URL takes its index from, in turn: memory; the shard cache's copy of the file (indexed locally);
+A file named by URL takes its index from, in turn: memory; the remote cache's copy of the file (indexed locally);
 ``<url>.pfindex`` beside it (``parafeed convert`` writes one beside every shard), used while its recorded size is
-the object's; or else the file read through once, filling the shard cache on the way when it is on. Records are
+the object's; or else the file read through once, filling the remote cache on the way when it is on. Records are
 then read by ranged requests of exactly their bytes, both CRCs checked.
 """
 
@@ -94,7 +94,7 @@ def remote_offsets(url: str, storage_options: dict | None, build: bool) -> np.nd
     """The index of the file at ``url`` (see the module's doc); None when it would have to be built and ``build``
     is False."""
     from parafeed.io.remote import Retrier, describe, open_remote, settings
-    from parafeed.io.remote_cache import ShardCache, entry_name
+    from parafeed.io.remote_cache import RemoteCache, entry_name
 
     fs, inner = filesystem(url, storage_options, STEP)
     current = settings()
@@ -106,7 +106,7 @@ def remote_offsets(url: str, storage_options: dict | None, build: bool) -> np.nd
         cached = _memory.get(key)
     if cached is not None:
         return cached
-    local = None if current.cache_dir is None else ShardCache(current.cache_dir, current.cache_bytes).lookup(url, info)
+    local = None if current.cache_dir is None else RemoteCache(current.cache_dir, current.cache_bytes).lookup(url, info)
     if local is not None:
         return record_offsets(local)
     try:
@@ -117,7 +117,7 @@ def remote_offsets(url: str, storage_options: dict | None, build: bool) -> np.nd
     if offsets is None:
         if not build:
             return None
-        with open_remote(url, fs, inner, STEP) as f:  # (filling the shard cache when it is on)
+        with open_remote(url, fs, inner, STEP) as f:  # (filling the remote cache when it is on)
             offsets = _scan(f, url, size)
     return _remember(key, offsets)
 
@@ -173,7 +173,7 @@ def _save(index_path: str, size: int, mtime_ns: int, offsets: np.ndarray) -> Non
 class RecordFiles:
     """Random access to the records of uncompressed TFRecord files by position in their concatenation, each record
     checked by both CRCs. Local files are read with ``pread`` (the most recently used kept open); a file named by URL
-    from the shard cache's copy when the cache is on (read into it whole first), else by one ranged request of
+    from the remote cache's copy when the cache is on (read into it whole first), else by one ranged request of
     exactly the record's bytes. Safe to call from several threads (``remote`` says whether reading ahead on
     I/O threads pays)."""
 

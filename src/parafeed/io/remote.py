@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from parafeed.errors import CancelledError, NotFoundError, UnavailableError
-from parafeed.io.remote_cache import CAPACITY, IDENTITY, CachedCopy, ShardCache
+from parafeed.errors import CancelledError, InvalidArgumentError, NotFoundError, UnavailableError
+from parafeed.io.remote_cache import CAPACITY, IDENTITY, CachedCopy, RemoteCache
 
 if TYPE_CHECKING:
     from parafeed.io.remote_cache import Part
@@ -65,8 +65,9 @@ def settings() -> Settings:
         values["cache_dir"] = os.fspath(values["cache_dir"])
     out = Settings(**values)
     if out.block_size <= 0 or out.read_ahead <= 0 or out.retry_delay < 0 or out.cache_bytes <= 0:
-        raise ValueError(
-            f"options.remote: block_size, read_ahead and cache_bytes must be > 0, retry_delay >= 0, got {out}"
+        raise InvalidArgumentError(
+            f"options.remote: block_size, read_ahead and cache_bytes must be > 0 and retry_delay >= 0, got {out}; "
+            "set them in pf.Options().remote (None keeps a default)"
         )
     return out
 
@@ -184,20 +185,20 @@ def remember(url: str, info: dict) -> None:
 
 
 def recall(url: str) -> dict | None:
-    """What a listing or the shard cache said of ``url`` less than ``RECHECK`` seconds ago."""
+    """What a listing or the remote cache said of ``url`` less than ``RECHECK`` seconds ago."""
     seen = _known.get(url)
     return seen[1] if seen is not None and time.monotonic() - seen[0] < RECHECK else None
 
 
 def open_remote(url: str, fs: Any, path: str, step: str, current: Settings | None = None) -> Any:
-    """The file at ``url``: its whole copy in the shard cache when there is one, else a :class:`RemoteFile` (also
+    """The file at ``url``: its whole copy in the remote cache when there is one, else a :class:`RemoteFile` (also
     filling the cache when it is on); ``current``: the settings (the running pipeline's by default)."""
     current = current or settings()
     retrier = Retrier(url, step, current)
     info = recall(url) or describe(fs, path, retrier)
     sink = None
     if current.cache_dir is not None:
-        cache = ShardCache(current.cache_dir, current.cache_bytes)
+        cache = RemoteCache(current.cache_dir, current.cache_bytes)
         copy = cache.open(url, info)
         if copy is not None:
             remember(url, info)
@@ -207,7 +208,7 @@ def open_remote(url: str, fs: Any, path: str, step: str, current: Settings | Non
 
 
 def local_copy(url: str, fs: Any, path: str, step: str, current: Settings) -> str | None:
-    """The path of the shard cache's whole copy of the file, read into the cache first if need be; None when the
+    """The path of the remote cache's whole copy of the file, read into the cache first if need be; None when the
     cache is off or the file does not fit in it."""
     if current.cache_dir is None:
         return None
@@ -232,7 +233,7 @@ class RemoteFile:
         self._path = path
         self._settings = settings = retrier.settings
         self.retrier = retrier
-        self.sink = sink  # the shard cache's copy, written block by block as they come
+        self.sink = sink  # the remote cache's copy, written block by block as they come
         self.size = int(info["size"])
         self._block = settings.block_size
         self._most = max(1, settings.read_ahead // self._block)  # blocks in flight at most

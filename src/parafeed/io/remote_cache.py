@@ -32,6 +32,8 @@ import threading
 import zlib
 from typing import Any
 
+from parafeed.errors import InvalidArgumentError
+
 log = logging.getLogger("parafeed")
 
 CAPACITY = 16 << 30  # bytes, unless options.remote.cache_bytes says otherwise
@@ -49,12 +51,15 @@ def entry_name(url: str, info: dict) -> str:
     return f"{digest}-{base}"
 
 
-class ShardCache:
+class RemoteCache:
     """The cache in ``directory`` (made if missing) holding at most ``capacity`` bytes."""
 
     def __init__(self, directory: str | os.PathLike, capacity: int = CAPACITY):
         if capacity <= 0:
-            raise ValueError(f"options.remote.cache_bytes must be > 0, got {capacity}")
+            raise InvalidArgumentError(
+                f"remote cache: options.remote.cache_bytes must be an int > 0, got {capacity!r}; set it in "
+                "pf.Options().remote (None keeps the default of 16 GiB)"
+            )
         self.directory = os.path.abspath(os.fspath(directory))
         self.capacity = int(capacity)
         os.makedirs(self.directory, exist_ok=True)
@@ -73,7 +78,7 @@ class ShardCache:
             return None
         if size != int(info["size"]):
             log.warning(
-                "shard cache: %s holds %d bytes, not the %s of %s; reading it again", path, size, info["size"], url
+                "remote cache: %s holds %d bytes, not the %s of %s; reading it again", path, size, info["size"], url
             )
             _remove(path)
             return None
@@ -94,7 +99,7 @@ class ShardCache:
                     return None
                 return Part(final, tmp, size, block_size)
         except OSError as err:  # a full or read-only disk: read without the cache
-            log.warning("shard cache: cannot reserve %d bytes in %s for %s: %s", size, self.directory, url, err)
+            log.warning("remote cache: cannot reserve %d bytes in %s for %s: %s", size, self.directory, url, err)
             return None
 
     @contextlib.contextmanager
@@ -143,7 +148,7 @@ class CachedCopy(io.FileIO):
         super().__init__(path, "rb")
 
     def evict(self) -> None:
-        log.warning("shard cache: %s is damaged; removed", self.name)
+        log.warning("remote cache: %s is damaged; removed", self.name)
         _remove(self.name)
 
 
@@ -172,7 +177,7 @@ class Part:
             try:
                 os.pwrite(self._fd, data, k * self._block)
             except OSError as err:
-                log.warning("shard cache: cannot write %s (%s); reading without the cache", self.tmp, err)
+                log.warning("remote cache: cannot write %s (%s); reading without the cache", self.tmp, err)
                 self._close(remove=True)
                 return
             self._crcs[k] = zlib.crc32(data)
@@ -195,7 +200,7 @@ class Part:
                     raise OSError(errno.EIO, f"block {k} reads back other bytes than were written")
             os.rename(self.tmp, self.final)
         except OSError as err:
-            log.warning("shard cache: %s failed its check (%s); not kept", self.tmp, err)
+            log.warning("remote cache: %s failed its check (%s); not kept", self.tmp, err)
             self._close(remove=True)
             return
         self.done = True

@@ -4,7 +4,7 @@ Local paths (and ``file://`` URLs) are opened directly, with no fsspec on the wa
 fsspec has for its protocol (s3fs, gcsfs, its own HTTP filesystem ...), built with the caller's
 ``storage_options`` (credentials, endpoints: the filesystem's own keyword arguments) or the filesystem's own
 configuration (environment variables, config files). Its bytes are read by :class:`parafeed.io.remote.RemoteFile`:
-ranged reads ahead of the reader, retried on transient faults; or from the local shard cache when it is on.
+ranged reads ahead of the reader, retried on transient faults; or from the local remote cache when it is on.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ class ByteStream:
 
     @property
     def cached_copy(self) -> Any:
-        """The shard cache's copy this stream reads (:class:`~parafeed.io.remote_cache.CachedCopy`), or None."""
+        """The remote cache's copy this stream reads (:class:`~parafeed.io.remote_cache.CachedCopy`), or None."""
         from parafeed.io.remote_cache import CachedCopy
 
         return self._file if isinstance(self._file, CachedCopy) else None

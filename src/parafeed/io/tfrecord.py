@@ -299,11 +299,11 @@ class TFRecordFileReader(DatasetIterator):
         )
 
     def _lost(self, message: str) -> DataLossError:
-        """The error for damage found in the file; damage in the shard cache's copy of a remote file removes it."""
+        """The error for damage found in the file; damage in the remote cache's copy of a remote file removes it."""
         copy = self._source.cached_copy
         if copy is not None:
             copy.evict()
-            message += f" (in the shard cache's copy {copy.name}, now removed: the next read fetches the file again)"
+            message += f" (in the remote cache's copy {copy.name}, now removed: the next read fetches the file again)"
         return DataLossError(message)
 
     def close(self) -> None:

@@ -108,7 +108,7 @@ class MapDataset(Dataset):
 
     def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:
         it = _MapIterator(parent, self._fn, self._what)
-        it._index = index
+        it.index = index
         return it
 
     def _sample_element(self) -> Any:
@@ -120,32 +120,33 @@ class MapDataset(Dataset):
 
 class _MapIterator(DatasetIterator):
     """The serial map. Its ``__next__`` applies the function as :func:`parafeed.core.functions.element_fn` does (which
-    the executors run), written out here: a call less per element is a tenth of a cheap pipeline's time."""
+    the executors run), written out here: a call less per element is a tenth of a cheap pipeline's time. ``index``
+    counts the elements mapped (or skipped) so far."""
 
     def __init__(self, parent: DatasetIterator, fn: Callable[..., Any], what: str):
         super().__init__(parent)
         self._parent = parent
         self._fn = fn
         self._what = what
-        self._index = 0
+        self.index = 0
 
     def __next__(self) -> Any:
         x = next(self._parent)
         try:
             y = self._fn(*x) if type(x) is tuple else self._fn(x)
         except Exception as err:
-            raise user_error(err, "map()", self._fn, self._index)
-        self._index += 1
+            raise user_error(err, "map()", self._fn, self.index)
+        self.index += 1
         return y if type(y) in SCALAR_TYPES else to_result(y, self._what)
 
     def skip(self, n: int) -> int:
         done = self._parent.skip(n)  # skipped elements are not mapped: their results would be dropped anyway
-        self._index += done
+        self.index += done
         return done
 
     def _get_state(self) -> dict:
-        return {"parent": self._parent.get_state(), "index": self._index}
+        return {"parent": self._parent.get_state(), "index": self.index}
 
     def _set_state(self, state: dict) -> None:
         self._parent.set_state(state["parent"])
-        self._index = int(state["index"])
+        self.index = int(state["index"])

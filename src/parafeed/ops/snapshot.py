@@ -29,7 +29,7 @@ from parafeed.io.saved_dataset import METADATA, SavedMetadata, SavedWriter
 from parafeed.ops.save import read_shards
 
 _COMPRESSIONS = {None: "", "": "", "NONE": "", "AUTO": "", "SNAPPY": "", "GZIP": "GZIP"}
-_SKIPPED = {"_parents", "_spec", "_iterations", "_name", "_memory"}  # node fields that are not pipeline arguments
+_NOT_ARGUMENTS = {"_parents", "_name"}  # the parents are walked; a name is not part of what a step does
 
 
 def fingerprint(dataset: Dataset) -> str:
@@ -37,10 +37,11 @@ def fingerprint(dataset: Dataset) -> str:
     h = hashlib.sha256()
     for node in walk(dataset):
         h.update(f"<{type(node).__module__}.{type(node).__qualname__}>".encode())
-        for key in sorted(vars(node)):
-            if key not in _SKIPPED:
+        description = node.__getstate__()  # what a node pickles as: its arguments, not its run-time caches
+        for key in sorted(description):
+            if key not in _NOT_ARGUMENTS:
                 h.update(key.encode())
-                _describe(h, vars(node)[key], 0)
+                _describe(h, description[key], 0)
     return h.hexdigest()[:20]
 
 

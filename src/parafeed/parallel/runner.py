@@ -127,8 +127,8 @@ class ParallelMapIterator(DatasetIterator):
         deterministic: results in input order (None: the pipeline's option).
         make_executor: builds the executor when the step starts running.
         task_seconds: the time one chunk should take (sets the chunk size from measured times).
-        make_serial: ``(parent, index) -> iterator`` mapping inline: AUTOTUNE switches to it for functions too cheap
-            to gain from parallelism (None: never).
+        make_serial: ``(parent, index) -> iterator`` mapping inline, whose ``index`` counts the elements it mapped:
+            AUTOTUNE switches to it for functions too cheap to gain from parallelism (None: never).
         depth: chunks outstanding per unit of parallelism.
         order_fixed: the input's order follows from its state, so positions are marked cheaply (PositionMarks).
         max_parallelism: AUTOTUNE's ceiling (None: ``Options.max_workers``; the Ray executor gives the cluster's CPUs).
@@ -284,7 +284,7 @@ class ParallelMapIterator(DatasetIterator):
 
     def _get_state(self) -> dict:
         if self._shared is None:  # the consumer's thread owns the input
-            index = self._index if self._serial is None else self._serial._index
+            index = self._index if self._serial is None else self._serial.index
             return {**position(self._parent.get_state(), 0), "index": index}
         if not self._deterministic:
             raise StateError(

@@ -1,4 +1,4 @@
-"""The local shard cache (options.remote.cache_dir): filled while reading, read again with no ranged requests,
+"""The local remote cache (options.remote.cache_dir): filled while reading, read again with no ranged requests,
 bounded with least-recently-used eviction, never serving a partial or damaged copy, shared by processes."""
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def test_a_damaged_copy_is_never_used(s3, proxy, tmp_path):
         byte = f.read(1)
         f.seek(5000)
         f.write(bytes([byte[0] ^ 0xFF]))
-    with pytest.raises(DataLossError, match=r"corrupted record.*shard cache's copy .* now removed"):
+    with pytest.raises(DataLossError, match=r"corrupted record.*remote cache's copy .* now removed"):
         list(ds)
     assert not path.exists()
     assert list(ds) == records
