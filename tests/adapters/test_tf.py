@@ -3,7 +3,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -171,22 +170,35 @@ def test_keras_fit_under_multi_worker_mirrored_strategy_on_uneven_files(tmp_path
     assert results[0]["loss"] == results[1]["loss"] and results[0]["weights"] == results[1]["weights"]
 
 
-def test_feed_stats_measure_how_long_tensorflow_waited_for_batches():
+class FakeClock:
+    """A clock that only moves when someone sleeps on it: timings are exact whatever else the machine is doing."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_feed_stats_count_the_time_tensorflow_spent_waiting_for_batches():
+    clock = FakeClock()
+
     def make(delay):
         def pipeline(num_replicas, replica_id, batch_size):
-            slow = pf.Dataset.range(8).map(lambda x: time.sleep(delay) or x)
-            return slow.distribute(num_replicas, replica_id).batch(batch_size).equal_steps().prefetch(4)
+            work = pf.Dataset.range(8).map(lambda x: clock.sleep(delay) or x)  # serial: inside each batch request
+            return work.distribute(num_replicas, replica_id).batch(batch_size).equal_steps()
 
         return pipeline
 
-    slow, fast = pf.adapters.tf.FeedStats(), pf.adapters.tf.FeedStats()
-    tf_elements(pf.adapters.tf.dataset_fn(make(0.05), 4, stats=slow)(context()))
-    it = iter(pf.adapters.tf.dataset_fn(make(0.0), 4, stats=fast)(context()))
-    for _ in it:
-        time.sleep(0.05)  # a slow consumer: the pipelines are always ahead
-    assert slow.batches == fast.batches == 4
-    assert slow.waited > 0.15  # 8 elements of 50 ms on two pipelines read one after the other
-    assert fast.waited < slow.waited / 4  # only the first batches, made while TensorFlow waits
+    slow, ready = pf.adapters.tf.FeedStats(clock), pf.adapters.tf.FeedStats(clock)
+    assert tf_elements(pf.adapters.tf.dataset_fn(make(0.05), 4, stats=slow)(context()))
+    assert tf_elements(pf.adapters.tf.dataset_fn(make(0.0), 4, stats=ready)(context()))
+    assert slow.batches == ready.batches == 4
+    assert slow.waited == pytest.approx(8 * 0.05)  # every element's work, on both replicas' pipelines
+    assert ready.waited == 0.0
 
 
 def _fit_through_feed(path, stop_after=None, epochs=3):

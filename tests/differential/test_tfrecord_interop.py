@@ -70,7 +70,7 @@ def test_multi_file_parallel_reads_match_tf_data(tmp_path):
 def test_tensorflow_reads_converted_image_shards(tmp_path):
     from parafeed.io.manifest import manifest_files
     from parafeed.tools.convert import convert
-    from tests.test_convert import make_images
+    from tests.tools.test_convert import make_images
 
     make_images(tmp_path / "src", [3, 4])
     m = convert(str(tmp_path / "src"), str(tmp_path / "out"), 2, workers=1).manifest

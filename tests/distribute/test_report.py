@@ -8,7 +8,7 @@ from parafeed.errors import InvalidArgumentError
 from parafeed.tools import cli
 from parafeed.tools.convert import convert
 from tests.distribute.test_sharding import write_files
-from tests.test_convert import make_images
+from tests.tools.test_convert import make_images
 
 
 def test_figures_of_a_balanced_and_a_skewed_split():

@@ -133,7 +133,7 @@ def test_label_balance_puts_every_class_within_one_of_its_share(tmp_path_factory
 
 
 def test_label_balance_uses_the_convert_manifest(tmp_path):
-    from tests.test_convert import make_images
+    from tests.tools.test_convert import make_images
 
     make_images(tmp_path / "src", [5, 9, 2])
     parafeed.tools.convert.convert(str(tmp_path / "src"), str(tmp_path / "out"), 3, workers=1)

@@ -1,8 +1,9 @@
 """Where pipelines start: the ``Dataset`` constructors (``from_tensor_slices``, ``range``, ``from_generator``,
 ``list_files``, ``zip``, ``counter``, ``random``, ``sample_from_datasets``, ``choose_from_datasets``, ``load``).
 
-They are static methods of :class:`parafeed.core.dataset.Dataset`, which inherits them from :class:`DatasetSources`; each
-builds a node of :mod:`parafeed.sources` (or :mod:`parafeed.ops`), imported when first used.
+They are static methods of :class:`parafeed.core.dataset.Dataset`, which inherits them from
+:class:`DatasetSources`; each builds a node of :mod:`parafeed.sources` (or :mod:`parafeed.ops`), imported when first
+used (the facade's declared exception to the layer rule, as in tf.data).
 """
 
 from __future__ import annotations

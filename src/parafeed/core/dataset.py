@@ -2,8 +2,8 @@
 
 A :class:`Dataset` is an immutable description of a pipeline: a node with public ``parents``, a ``kind`` (see
 :mod:`parafeed.core.graph`) and its arguments. ``iter(ds)`` starts a run (:func:`iterate`): one
-:class:`~parafeed.core.iterator.RunContext` and a tree of :class:`~parafeed.core.iterator.DatasetIterator`, one per node,
-which hold all run-time state. The chainable methods here are thin: each builds the node of one step module in
+:class:`~parafeed.core.iterator.RunContext` and a tree of :class:`~parafeed.core.iterator.DatasetIterator`, one per
+node, which hold all run-time state. The chainable methods here are thin: each builds the node of one step module in
 :mod:`parafeed.ops`, imported when first used; the static constructors are in :mod:`parafeed.core.constructors`.
 """
 

@@ -1,7 +1,7 @@
 """The pipeline graph: the kinds of steps, and walk / find / replace over nodes.
 
-A :class:`~parafeed.core.dataset.Dataset` is a node: its public ``parents`` are the nodes it reads from, its ``kind`` says
-how its elements relate to theirs, and a batching step gives its ``batch_size``. Code that inspects or rewrites a
+A :class:`~parafeed.core.dataset.Dataset` is a node: its public ``parents`` are the nodes it reads from, its ``kind``
+says how its elements relate to theirs, and a batching step gives its ``batch_size``. Code that inspects or rewrites a
 pipeline (replica sharding, resume, balance, checkpoints, adapters) goes through the functions here; rewrites build
 new nodes with ``node.with_parents(...)`` and never change a node in place.
 

@@ -48,7 +48,8 @@ def snapshot(it: Any) -> tuple[dict | None, BaseException | None]:
 
 def order_fixed(root: Dataset) -> bool:
     """Whether the pipeline up to ``root`` gives its elements in an order fixed by its steps' states: every step's
-    ``order_fixed``, and deterministic options. Read-ahead steps then mark positions cheaply (:class:`PositionMarks`)."""
+    ``order_fixed``, and deterministic options. Read-ahead steps then mark positions cheaply
+    (:class:`PositionMarks`)."""
     return current_options().resolve("deterministic") and all(n.order_fixed for n in graph.walk(root))
 
 

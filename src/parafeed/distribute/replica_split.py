@@ -19,9 +19,9 @@
 With RECORD and DATA, replica ``r`` takes elements ``r, r + n, ...`` of one global order: the input's order up to
 the split, a seeded shuffle included (under RECORD every replica computes the shuffled order of positions from the
 record count and reads its own records by seeking). The shard point records how many elements every replica gets
-when that can be known (file record counts, or the cardinality); :func:`parafeed.core.graph.replica_counts` carries those
-counts through count-preserving steps and ``batch``, which is what lets ``equal_steps`` give every replica the same
-number of batches.
+when that can be known (file record counts, or the cardinality); :func:`parafeed.core.graph.replica_counts` carries
+those counts through count-preserving steps and ``batch``, which is what lets ``equal_steps`` give every replica the
+same number of batches.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The process executor: worker processes that run a step's function on tasks, for pure-Python functions.
 
-Workers are fresh interpreters (:mod:`parafeed.parallel.process_startup`: started ahead, reused from pool to pool); a pool
-gives them the step's function (by cloudpickle, so lambdas and closures work) and then tasks. A run borrows a pool
+Workers are fresh interpreters (:mod:`parafeed.parallel.process_startup`: started ahead, reused from pool to pool); a
+pool gives them the step's function (by cloudpickle, so lambdas and closures work) and then tasks. A run borrows a pool
 while it runs; between runs the pool waits, warm, for the next run of the same ``map`` step (:class:`_IdlePools`);
 when the step is garbage-collected its workers become spares for the next pool. Elements go both ways through
 shared-memory rings (:mod:`parafeed.parallel.shm`), and a fused batch's rows are written straight into shared memory

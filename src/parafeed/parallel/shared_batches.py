@@ -4,8 +4,8 @@ When ``batch`` follows a ``map`` on the process executor (fused, :mod:`parafeed.
 lives in one shared-memory segment: a worker copies its result straight into the result's row and sends back only a
 small :class:`~parafeed.parallel.batch_rows.Placed`, so the consumer process copies nothing (before, each result went
 through a ring, was copied out, then copied again into its batch). Each process pool keeps its own segments
-(:class:`SharedBatches`), recycled like :func:`parafeed.values.buffers.empty`: a batch's segment returns to the pool when
-the last array using it is garbage-collected, so its pages stay mapped in both processes. A segment removed for
+(:class:`SharedBatches`), recycled like :func:`parafeed.values.buffers.empty`: a batch's segment returns to the pool
+when the last array using it is garbage-collected, so its pages stay mapped in both processes. A segment removed for
 good is named to the workers with their next task (:class:`Attachments` then drops its mapping).
 """
 

@@ -141,9 +141,9 @@ def decode_and_crop_jpeg(
         from parafeed.tensor_ops import _jpeg
     except ImportError:
         raise InvalidArgumentError(
-            f"{step}: parafeed was installed without its libjpeg-turbo extension (parafeed.tensor_ops._jpeg); install the "
-            "libjpeg-turbo headers (e.g. apt install libjpeg-turbo8-dev or libjpeg62-turbo-dev) and reinstall "
-            "parafeed, or decode the whole image with decode_jpeg() and slice it"
+            f"{step}: parafeed was installed without its libjpeg-turbo extension (parafeed.tensor_ops._jpeg); "
+            "install the libjpeg-turbo headers (e.g. apt install libjpeg-turbo8-dev or libjpeg62-turbo-dev) and "
+            "reinstall parafeed, or decode the whole image with decode_jpeg() and slice it"
         ) from None
     try:
         pixels, shape = _jpeg.decode_crop(
