@@ -55,7 +55,7 @@ def test_ddp_two_ranks_equal_steps_and_exact_speed_weighted_gradients(tmp_path):
     totals = sizes.sum(axis=0)
     assert (totals[:9] == 12).all() and totals[9] == 5
     assert (sizes[:, :4] == 6).all()  # windows 0 and 1 (every=2): the initial equal split
-    assert (sizes[0, 4:9] > sizes[1, 4:9]).all()  # then from the measured step times
+    assert (sizes[0, 4:9] > sizes[1, 4:9]).all()  # then from the step times every rank recorded
     # ... and the result is exactly plain SGD on the global batches' mean loss
     assert ranks[0]["param_change"] > 0.1
     assert ranks[0]["max_param_difference"] < 1e-6
