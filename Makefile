@@ -1,6 +1,7 @@
 # Quick start: `make demo` runs the main job, `make test` runs the tests; both set everything up on a fresh machine.
 PYTHON ?= python3
 VENV := .venv
+comma := ,
 BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench clean fuzz soak
@@ -8,12 +9,19 @@ BIN := $(VENV)/bin
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[demo]"
+# `install EXTRAS`: the package and its extras, by uv (seconds; .ci/uv_sources.py points it where pip is configured
+# to look), or by pip (minutes) if uv cannot do it.
+define install
+	($(BIN)/pip install -q uv==0.13.9 && $(BIN)/uv pip install --python $(BIN)/python -q \
+		$$($(BIN)/python .ci/uv_sources.py) -e '.[$(1)]') || $(BIN)/pip install -q -e '.[$(1)]'
+endef
+
+$(VENV)/.installed-demo: pyproject.toml setup.py | $(BIN)/python
+	$(call install,demo)
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+$(VENV)/.installed-dev: pyproject.toml setup.py | $(BIN)/python
+	$(call install,dev)
 	touch $@ $(VENV)/.installed-demo
 
 demo: $(VENV)/.installed-demo
@@ -30,12 +38,15 @@ fuzz: $(VENV)/.installed-dev
 soak: $(VENV)/.installed-dev
 	PARAFEED_SOAK_ELEMENTS=10000000 PARAFEED_SOAK_ITERATORS=10000 $(BIN)/python -m pytest -q -s tests/reliability/test_soak.py
 
+# The checks CI runs beside the tests: lint, format, the import layers (docs/design.md), types.
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples .ci
+	$(BIN)/ruff format --check src tests benchmarks examples .ci
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,bench]'
+$(VENV)/.installed-bench: pyproject.toml setup.py | $(BIN)/python
+	$(call install,dev$(comma)bench)
 	$(BIN)/pip install -q --no-deps mosaicml-streaming==0.13.0
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-demo
 
@@ -50,4 +61,4 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/ray_offload.py
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .mypy_cache .hypothesis
