@@ -1,1 +1,2 @@
-"""Parallel execution: the ordered runner shared by the executors, thread and process executors, AUTOTUNE."""
+"""Parallel execution: the ordered map runner and the executors behind one contract (threads, worker processes with
+shared memory, Ray actors), AUTOTUNE, and the Ray input workers that ``offload`` runs pipelines on."""

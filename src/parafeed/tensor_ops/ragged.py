@@ -1,7 +1,8 @@
 """``pf.ragged``: what ``tf.ragged`` holds: :class:`RaggedTensor`, its spec, and ``constant``.
 
-The code lives in ``ragged_spec.py`` (the spec), ``ragged_tensor.py`` (the leaf class) and ``ragged_build.py``
-(building from lists, dense arrays, stacked rows and TensorFlow's RaggedTensors).
+The values live in :mod:`parafeed.values` (``ragged_spec.py``: the spec, ``ragged_tensor.py``: the leaf class,
+``ragged_build.py``: building from lists, stacked rows and TensorFlow's RaggedTensors); this module is the ``tf.ragged``
+family of operations.
 
 Example:
     >>> pf.ragged.constant([[1, 2], [3]]).to_list()

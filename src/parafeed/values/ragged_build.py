@@ -1,5 +1,6 @@
-"""Building RaggedTensors: from nested lists (``pf.ragged.constant``), from dense arrays, by stacking rows (what
-``batch``, ``ragged_batch`` and ``parse_example`` do with ragged components), and from TensorFlow's RaggedTensors."""
+"""Building RaggedTensors: from nested lists (``pf.ragged.constant``), by stacking rows (what ``batch``,
+``ragged_batch`` and ``parse_example`` do with ragged components), and from TensorFlow's RaggedTensors (dense arrays:
+:func:`~parafeed.values.ragged_tensor.from_dense`)."""
 
 from __future__ import annotations
 
