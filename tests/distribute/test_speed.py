@@ -167,3 +167,17 @@ def test_steps_count_on_across_epochs():
             step += 1
         assert balancer.next_step == step == 4 * (epoch + 1)
     assert balancer.sizes_at(step) == [2, 8]
+
+
+def test_weighted_batches_restore_from_a_saved_state():
+    """A state saved mid-epoch restores where it stood (its training step is kept apart from the step's name)."""
+    balancer = pf.distribute.SpeedBalancer(8, 2, every=100)  # one window: the sizes never wait for step times
+    ds = pf.distribute.weighted_batch(pf.Dataset.range(40), balancer, 0)
+    it = iter(ds)
+    taken = [next(it)[0].tolist() for _ in range(2)]
+    state = it.get_state()
+    rest = [batch[0].tolist() for batch in it]
+    again = iter(ds)
+    again.set_state(state)
+    assert [batch[0].tolist() for batch in again] == rest
+    assert sorted(sum(taken + rest, [])) == [i for i in range(40) if i % 8 < 4]  # its half of every global batch

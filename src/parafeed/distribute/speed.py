@@ -242,16 +242,16 @@ class _WeightedBatchIterator(DatasetIterator):
         self._dataset = dataset
         self._parent = parent
         self._total = dataset.parents[0]._cardinality()  # elements, when known: to split a short last batch fairly
-        self._epoch_start = self._step = dataset._balancer.next_step if dataset._balancer is not None else 0
+        self._epoch_start = self._training_step = dataset._balancer.next_step if dataset._balancer is not None else 0
 
     def __next__(self) -> Any:
         from parafeed.values.stacking import stack_elements
 
         d = self._dataset
-        done = (self._step - self._epoch_start) * d._global_batch
+        done = (self._training_step - self._epoch_start) * d._global_batch
         if 0 <= self._total <= done:
             raise StopIteration
-        sizes = d.sizes_at(self._step)
+        sizes = d.sizes_at(self._training_step)
         left = self._total - done
         if 0 < left < d._global_batch:
             sizes = weighted_sizes(left, [max(s, 1e-9) for s in sizes], minimum=1 if left >= len(sizes) else 0)
@@ -269,9 +269,9 @@ class _WeightedBatchIterator(DatasetIterator):
         consumed += len(rows)
         if consumed == 0:
             raise StopIteration
-        self._step += 1
+        self._training_step += 1
         if d._balancer is not None:
-            d._balancer.next_step = max(d._balancer.next_step, self._step)
+            d._balancer.next_step = max(d._balancer.next_step, self._training_step)
         batch = stack_elements(rows, "weighted_batch()") if rows else _empty_batch(d.parents[0].element_spec)
         if not d._weights:
             return batch
@@ -281,14 +281,18 @@ class _WeightedBatchIterator(DatasetIterator):
     def _get_state(self) -> dict:
         """Every step ends on a global-batch boundary of the shared input, so the state is the same on every
         replica; the sizes after a restore are decided anew from the speeds."""
-        return {"parent": self._parent.get_state(), "step": self._step, "epoch_start": self._epoch_start}
+        return {
+            "parent": self._parent.get_state(),
+            "training_step": self._training_step,
+            "epoch_start": self._epoch_start,
+        }
 
     def _set_state(self, state: dict) -> None:
         self._parent.set_state(state["parent"])
-        self._step, self._epoch_start = int(state["step"]), int(state["epoch_start"])
+        self._training_step, self._epoch_start = int(state["training_step"]), int(state["epoch_start"])
         balancer = self._dataset._balancer
         if balancer is not None:
-            balancer.next_step = max(balancer.next_step, self._step)
+            balancer.next_step = max(balancer.next_step, self._training_step)
 
 
 def _empty_batch(spec: Any) -> Any:
