@@ -7,6 +7,8 @@ Example:
     array([1, 2], dtype=int32)
 """
 
+from typing import TYPE_CHECKING
+
 from parafeed import checkpoint, distribute, errors, io
 from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.core.iterator import DatasetIterator
@@ -42,6 +44,9 @@ INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
+    from parafeed import adapters, experimental
 
 
 def __getattr__(name: str) -> object:

@@ -4,7 +4,10 @@ Each imports its framework only when one of its functions runs, so ``import para
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
+    from parafeed.adapters import tf, torch
 
 __all__ = ["tf", "torch"]
 

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 from parafeed.core import graph
 from parafeed.core.dataset import UNKNOWN, Dataset
@@ -43,14 +43,13 @@ def tf_signature(ds: Dataset) -> Any:
     exact = graph.static_shapes(ds) or graph.batching_step(ds) is not None
 
     def convert(spec: Any) -> Any:
-        ragged = isinstance(spec, RaggedTensorSpec) and spec.ragged_rank > 0  # rank 0: plain arrays
         if not isinstance(spec, (TensorSpec, RaggedTensorSpec)):
             raise InvalidArgumentError(f"to_tf(): elements with {spec!r} leaves cannot be given to TensorFlow")
         shape = spec.shape
         if shape and not exact:
             shape = (None, *shape[1:])
         dtype = tf.string if spec.dtype == STRING else tf.as_dtype(spec.dtype)
-        if ragged:
+        if isinstance(spec, RaggedTensorSpec) and spec.ragged_rank > 0:  # rank 0: plain arrays
             return tf.RaggedTensorSpec(shape, dtype, spec.ragged_rank, tf.as_dtype(spec.row_splits_dtype))
         return tf.TensorSpec(shape, dtype)
 
@@ -102,7 +101,9 @@ class CheckpointedFeed:
 
     KEPT_STATES = 64  # positions kept per epoch: TensorFlow reads at most a few batches ahead of training
 
-    def __init__(self, ds: Dataset, path: str, save_freq: int | str = "epoch", output_signature: Any = None):
+    def __init__(
+        self, ds: Dataset, path: str, save_freq: int | Literal["epoch"] = "epoch", output_signature: Any = None
+    ):
         if save_freq != "epoch" and (not isinstance(save_freq, int) or save_freq <= 0):
             raise InvalidArgumentError(
                 f"CheckpointedFeed(): `save_freq` must be 'epoch' or an int > 0, got {save_freq!r}"

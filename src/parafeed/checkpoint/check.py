@@ -21,7 +21,8 @@ def check_restores(dataset: Any, stops: list[int] | None = None, limit: int = 10
     from parafeed.values.structure import flatten
 
     wanted = None if stops is None else set(stops)
-    expected, states = [], {}
+    expected: list[Any] = []
+    states: dict[int, Any] = {}
     it = iter(dataset)
     try:  # one pass that saves states on the way (taking a state must not disturb the iteration)
         while len(expected) < limit:

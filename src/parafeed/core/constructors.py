@@ -54,7 +54,7 @@ class DatasetSources:
         generator: Callable[..., Any],
         output_types: Any = None,
         output_shapes: Any = None,
-        args: tuple | None = None,
+        args: tuple[Any, ...] | None = None,
         output_signature: Any = None,
         name: str | None = None,
     ) -> Dataset:
@@ -70,7 +70,7 @@ class DatasetSources:
         seed: int | None = None,
         name: str | None = None,
         *,
-        storage_options: dict | None = None,
+        storage_options: dict[str, Any] | None = None,
     ) -> Dataset:
         """File names (``bytes``) matching glob pattern(s), local or URLs (``s3://bucket/train-*.tfrecord``, with
         the filesystem's ``storage_options``); shuffled unless ``shuffle=False``."""

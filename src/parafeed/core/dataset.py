@@ -10,8 +10,8 @@ node, which hold all run-time state. The chainable methods here are thin: each b
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,9 @@ INFINITE = -1
 """Cardinality of a dataset that never ends (``tf.data.INFINITE_CARDINALITY``)."""
 UNKNOWN = -2
 """Cardinality that cannot be known without iterating (``tf.data.UNKNOWN_CARDINALITY``)."""
+
+
+_Node = TypeVar("_Node", bound="Dataset")
 
 
 class Dataset(DatasetSources):
@@ -69,14 +72,14 @@ class Dataset(DatasetSources):
         self._spec: Any = _UNSET
         self._iterations = IterationCounter()
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         """A node pickles as its description (Ray's input workers receive pipelines): not its iteration counter, which
         counts this process's runs, nor its cached element spec."""
         state = self.__dict__.copy()
         del state["_iterations"], state["_spec"]
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._spec = _UNSET
         self._iterations = IterationCounter()
@@ -93,7 +96,7 @@ class Dataset(DatasetSources):
         """The name given to this step (``name=``), shown in stats."""
         return self._name
 
-    def with_parents(self, *parents: Dataset) -> Dataset:
+    def with_parents(self: _Node, *parents: Dataset) -> _Node:
         """This step, with the same arguments, reading from other parents (the graph rewrites of
         :mod:`parafeed.core.graph` build new nodes with it; this node is left as it is)."""
         if len(parents) != len(self._parents) or not all(isinstance(p, Dataset) for p in parents):
@@ -179,7 +182,8 @@ class Dataset(DatasetSources):
 
     def cardinality(self) -> np.int64:
         """Number of elements, or :data:`INFINITE` / :data:`UNKNOWN`, as tf.data computes it without iterating."""
-        return np.int64(self._cardinality())
+        cardinality: np.int64 = np.int64(self._cardinality())  # (annotated: numpy's stubs give Any on Python 3.10)
+        return cardinality
 
     def __len__(self) -> int:
         n = self._cardinality()
@@ -192,10 +196,10 @@ class Dataset(DatasetSources):
     def __bool__(self) -> bool:
         return True
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> DatasetIterator:
         return iterate(self)
 
-    def as_numpy_iterator(self) -> Iterator[Any]:
+    def as_numpy_iterator(self) -> DatasetIterator:
         """An iterator over the elements (they already are NumPy values); a :class:`SparseTensor` component comes
         as its dense array, as tf.data's ``as_numpy_iterator`` gives it (``iter(ds)`` gives the SparseTensor)."""
         from parafeed.core.iterator import DenseIterator
@@ -512,7 +516,9 @@ class Dataset(DatasetSources):
 
     # ------------------------------------------------------------------ performance
 
-    def cache(self, filename: str = "", name: str | None = None, *, storage_options: dict | None = None) -> Dataset:
+    def cache(
+        self, filename: str = "", name: str | None = None, *, storage_options: dict[str, Any] | None = None
+    ) -> Dataset:
         """Keep the elements after the first full pass, in memory or (with ``filename``) in a file.
 
         A file replays without running anything upstream. As in tf.data, it is tied to its filename: after changing
@@ -720,7 +726,7 @@ def start_run(context: RunContext) -> DatasetIterator:
     return it
 
 
-def iterate(dataset: Dataset, run: dict | None = None, resumed: ResumePoint | None = None) -> DatasetIterator:
+def iterate(dataset: Dataset, run: dict[str, Any] | None = None, resumed: ResumePoint | None = None) -> DatasetIterator:
     """Start a run of ``dataset``: what ``iter(dataset)`` does, and what checkpoints and adapters call to start
     one as another run would have.
 

@@ -88,4 +88,5 @@ def as_int64_scalar(step: str, name: str, fn: Any, value: Any) -> np.int64:
         raise ElementTypeError(
             f"{step}: `{name}` {fn_name(fn)} must return an int64 scalar, got {arr.dtype} with shape {arr.shape}"
         )
-    return np.int64(arr)
+    key: np.int64 = np.int64(arr)  # (annotated: numpy's stubs give Any on Python 3.10)
+    return key

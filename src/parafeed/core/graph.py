@@ -20,7 +20,7 @@ The kinds:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if TYPE_CHECKING:
     from parafeed.core.dataset import Dataset
@@ -53,10 +53,16 @@ def walk(root: Dataset, into_sources: bool = True) -> Iterator[Dataset]:
             stack.extend(reversed(node.parents))
 
 
-def find(root: Dataset, what: type[N] | Callable[[Dataset], bool], into_sources: bool = True) -> list[N]:
+@overload
+def find(root: Dataset, what: Callable[[Dataset], bool], into_sources: bool = True) -> list[Dataset]: ...
+@overload
+def find(root: Dataset, what: type[N], into_sources: bool = True) -> list[N]: ...
+
+
+def find(root: Dataset, what: type[Any] | Callable[[Dataset], bool], into_sources: bool = True) -> list[Any]:
     """The nodes that are instances of ``what`` (a class) or for which ``what(node)`` is true, in walk order."""
     test = (lambda n: isinstance(n, what)) if isinstance(what, type) else what
-    return [n for n in walk(root, into_sources) if test(n)]  # type: ignore[misc]
+    return [n for n in walk(root, into_sources) if test(n)]
 
 
 def sources(root: Dataset) -> list[Dataset]:

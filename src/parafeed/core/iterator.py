@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from parafeed.core.options import Options
 from parafeed.errors import OutOfRangeError, StateError
@@ -23,6 +23,7 @@ from parafeed.values.sparse import SparseTensor, densify
 from parafeed.values.structure import flatten
 
 if TYPE_CHECKING:
+    from parafeed.core.dataset import Dataset
     from parafeed.core.stats import StageStats, StatsCollector
 
 
@@ -83,7 +84,7 @@ class ResumePoint:
 class RunContext:
     """What all iterators of one run share (see the module docs)."""
 
-    dataset: Any  # the dataset iterated
+    dataset: Dataset  # the dataset iterated
     options: Options
     iteration: int = 0  # which iteration of the dataset this run is
     counter: IterationCounter | None = None  # the dataset's counter, when this run took its iteration from it
@@ -105,35 +106,35 @@ class RunContext:
             self._ram = RamBudget(self.options.budget)
         return self._ram
 
-    def seed_for(self, node: Any) -> int:
+    def seed_for(self, node: Dataset) -> int:
         """The seed a random step draws from in this run: restored from a state, else its own."""
-        return self.seeds.get(id(node), node.seed)
+        return cast(int, self.seeds.get(id(node), node.seed))  # random steps have a seed (see _random_steps)
 
-    def _random_steps(self, dataset: Any = None) -> list:
+    def _random_steps(self, dataset: Dataset | None = None) -> list[Dataset]:
         from parafeed.core import graph
 
         return graph.find(self.dataset if dataset is None else dataset, lambda n: n.seed is not None)
 
-    def shared(self, dataset: Any) -> dict:
+    def shared(self, dataset: Dataset) -> dict[str, Any]:
         """What another process needs to run ``dataset`` (a part of this run's pipeline) as part of this run: the
         options, the iteration, the seeds of its random steps and the resume point (see :meth:`joined`)."""
         seeds = [self.seed_for(n) for n in self._random_steps(dataset)]
         return {"options": self.options, "iteration": self.iteration, "seeds": seeds, "resumed": self.resumed}
 
     @classmethod
-    def joined(cls, dataset: Any, shared: dict, share: tuple[int, int, int]) -> RunContext:
+    def joined(cls, dataset: Dataset, shared: dict[str, Any], share: tuple[int, int, int]) -> RunContext:
         """A run of ``dataset`` in another process that goes on as part of the run that :meth:`shared` it, as input
         worker ``share`` (see ``share``)."""
         context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share)
         context.restore(shared)
         return context
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """The run's part of the root iterator's state: its iteration and every random step's seed (so that an
         unseeded shuffle orders its later passes the same way after a restore in another process)."""
         return {"iteration": self.iteration, "seeds": [self.seed_for(n) for n in self._random_steps()]}
 
-    def restore(self, state: dict) -> None:
+    def restore(self, state: dict[str, Any]) -> None:
         nodes = self._random_steps()
         if len(nodes) != len(state["seeds"]):
             raise StateError(
@@ -153,7 +154,7 @@ class Scope:
     the iteration it replays when that is not the run's (a cache refilling a pass saved in a state)."""
 
     run: RunContext | None = None
-    epochs: tuple = ()
+    epochs: tuple[int, ...] = ()
     replay: int | None = None
 
     @property
@@ -192,7 +193,7 @@ def building(scope: Scope) -> Iterator[None]:
         _scope.reset(token)
 
 
-def build_in(scope: Scope, dataset: Any, epoch: int | None = None, replay: int | None = None) -> DatasetIterator:
+def build_in(scope: Scope, dataset: Dataset, epoch: int | None = None, replay: int | None = None) -> DatasetIterator:
     """``dataset``'s iterator built in ``scope`` (kept from when a step was built), in pass ``epoch`` of a
     ``repeat`` or replaying iteration ``replay``."""
     epochs = scope.epochs if epoch is None else (*scope.epochs, epoch)
@@ -281,7 +282,7 @@ class DatasetIterator:
 
     # ------------------------------------------------------------------ checkpointing
 
-    def get_state(self) -> dict:
+    def get_state(self) -> dict[str, Any]:
         """This iterator's position as a small JSON-serialisable dict: restore it with ``set_state``.
 
         The state holds positions, indices, seeds and RNG states, never element data (except ``unique``'s seen
@@ -297,7 +298,7 @@ class DatasetIterator:
             state["run"] = self._run.state()
         return state
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, state: dict[str, Any]) -> None:
         """Move this iterator to a position saved by ``get_state`` (on a new iterator, before taking elements)."""
         if not isinstance(state, dict) or state.get("step") != self._step_name():
             got = state.get("step") if isinstance(state, dict) else type(state).__name__
@@ -321,10 +322,10 @@ class DatasetIterator:
             )
         return position - at
 
-    def _get_state(self) -> dict:
+    def _get_state(self) -> dict[str, Any]:
         raise StateError(f"get_state(): the {self._step_name()} step cannot save its position")
 
-    def _set_state(self, state: dict) -> None:
+    def _set_state(self, state: dict[str, Any]) -> None:
         raise StateError(f"set_state(): the {self._step_name()} step cannot restore a position")
 
     def close(self) -> None:
@@ -358,10 +359,10 @@ class DenseIterator(DatasetIterator):
     def skip(self, n: int) -> int:
         return self._root.skip(n)
 
-    def get_state(self) -> dict:
+    def get_state(self) -> dict[str, Any]:
         return self._root.get_state()
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, state: dict[str, Any]) -> None:
         self._root.set_state(state)
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import enum
 import os
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 
@@ -54,6 +54,9 @@ class AutotuneAlgorithm(enum.Enum):
     STAGE_BASED = 4
 
 
+_Group = TypeVar("_Group", bound="_OptionGroup")
+
+
 class _OptionGroup:
     """Options with a fixed set of fields, ``None`` when unset, type-checked when set; unknown names are refused."""
 
@@ -86,7 +89,7 @@ class _OptionGroup:
             raise ArgumentTypeError(f"{type(self).__name__}: {name} must be a {expected}, got {value!r}")
         return copy.deepcopy(value) if _is_group(kind) else value
 
-    def merge(self, other: _OptionGroup) -> _OptionGroup:
+    def merge(self: _Group, other: _Group) -> _Group:
         """These options with the fields ``other`` sets taking precedence."""
         merged = copy.deepcopy(self)
         for name, kind in self._FIELDS.items():
@@ -101,9 +104,9 @@ class _OptionGroup:
         return {name: getattr(self, name) for name in self._FIELDS}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self._values() == other._values()
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as __eq__ compares values (typeshed's is a method)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self._values().items() if v is not None and v != type(v)()}
@@ -173,10 +176,12 @@ class OptimizationOptions(_OptionGroup):
         bool,
     )  # fmt: skip
     _IGNORED = frozenset(_FIELDS) - {"map_and_batch_fusion", "apply_default_optimizations"}
+    apply_default_optimizations: bool | None  # (for the type checker: the fields are set from _FIELDS)
+    map_and_batch_fusion: bool | None
 
     def fuses_map_and_batch(self) -> bool:
-        default = self.apply_default_optimizations is not False  # type: ignore[attr-defined]
-        return default if self.map_and_batch_fusion is None else self.map_and_batch_fusion  # type: ignore[attr-defined]
+        default = self.apply_default_optimizations is not False
+        return default if self.map_and_batch_fusion is None else self.map_and_batch_fusion
 
 
 class Options(_OptionGroup):

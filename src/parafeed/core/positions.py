@@ -22,14 +22,19 @@ if TYPE_CHECKING:
     from parafeed.core.dataset import Dataset
 
 
-def position(at: dict | None, skip: int, error: BaseException | None = None) -> dict:
+Mark = tuple[dict[str, Any] | None, BaseException | None, int]
+"""A :class:`PositionMarks` mark: an input's state (None, with the error, where it cannot save one) and the elements it
+produced since."""
+
+
+def position(at: dict[str, Any] | None, skip: int, error: BaseException | None = None) -> dict[str, Any]:
     """A position taken after ``skip`` elements from the input state ``at``."""
     if at is None:
         raise StateError(f"get_state(): the input of this step cannot save its position: {error}") from error
     return {"at": at, "skip": skip}
 
 
-def seek(it: Any, pos: dict) -> None:
+def seek(it: Any, pos: dict[str, Any]) -> None:
     """Move a new iterator to a :func:`position`."""
     it.set_state(pos["at"])
     skip = int(pos["skip"])
@@ -37,7 +42,7 @@ def seek(it: Any, pos: dict) -> None:
         raise StateError(f"set_state(): the input ended before the saved position ({skip} elements past a state)")
 
 
-def snapshot(it: Any) -> tuple[dict | None, BaseException | None]:
+def snapshot(it: Any) -> tuple[dict[str, Any] | None, BaseException | None]:
     """``(it.get_state(), None)``, or ``(None, error)`` where the input cannot save its position: a pipeline that is
     never checkpointed must not fail because one of its steps could not be."""
     try:
@@ -76,11 +81,11 @@ class PositionMarks:
         self._taken_at = time.perf_counter()
 
     @property
-    def first(self) -> tuple:
+    def first(self) -> tuple[dict[str, Any] | None, BaseException | None]:
         """The source's position as it was when the marks began: ``(state, error)``."""
         return self._state
 
-    def mark(self, produced: int) -> tuple:
+    def mark(self, produced: int) -> Mark:
         """The position before the next hand-over, ``produced`` elements after the last one's mark:
         ``(state, error, elements produced since that state)``."""
         since = self._since = self._since + produced
@@ -88,7 +93,7 @@ class PositionMarks:
             return self.reset()
         return (*self._state, since)
 
-    def reset(self) -> tuple:
+    def reset(self) -> Mark:
         """Take the source's state now (after an error, which a restore cannot skip over): ``(state, error, 0)``."""
         if self._state[0] is not None:
             self._state = snapshot(self._source)
@@ -109,7 +114,7 @@ class Snapshots:
         self._parent = parent
         self._every = max(1, every)
         state, self._error = snapshot(parent)
-        self._kept: deque = deque([(0, state)])
+        self._kept: deque[tuple[int, dict[str, Any] | None]] = deque([(0, state)])
 
     def note(self, pulled: int, oldest: Callable[[], int]) -> None:
         """Called with the number of elements pulled so far; keeps a state every ``every`` elements."""
@@ -121,7 +126,7 @@ class Snapshots:
         while len(self._kept) > 1 and self._kept[1][0] <= low:
             self._kept.popleft()
 
-    def state(self, held: list[int], pulled: int) -> dict:
+    def state(self, held: list[int], pulled: int) -> dict[str, Any]:
         """A state to re-read the elements at indices ``held`` from, and to go on after ``pulled`` elements."""
         if self._error is not None:
             position(None, 0, self._error)
@@ -129,7 +134,7 @@ class Snapshots:
         start, state = next((i, s) for i, s in reversed(self._kept) if i <= low)
         return {"from": start, "at": state, "pulled": pulled}
 
-    def restore(self, state: dict, held: list[int]) -> dict[int, Any]:
+    def restore(self, state: dict[str, Any], held: list[int]) -> dict[int, Any]:
         """Re-read the elements at indices ``held`` and leave the input after ``state["pulled"]`` elements."""
         start, pulled = int(state["from"]), int(state["pulled"])
         self._parent.set_state(state["at"])

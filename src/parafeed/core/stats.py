@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parafeed.core.iterator import DatasetIterator
+
+if TYPE_CHECKING:
+    from parafeed.core.dataset import Dataset
 
 
 @dataclass
@@ -63,7 +66,7 @@ class StatsCollector:
         self.root: StageStats | None = None
         self._building: list[list[StageStats]] | None = [[]]
 
-    def wrap(self, dataset: Any, make: Any) -> Any:
+    def wrap(self, dataset: Dataset, make: Callable[[], DatasetIterator]) -> DatasetIterator:
         """Build ``dataset``'s iterator with ``make()``, wrapped to count its elements and time."""
         if self._building is None:  # an iterator built while running (a repeat's next pass): not a new stage
             return make()
@@ -126,10 +129,10 @@ class StatsIterator(DatasetIterator):
     def _step_name(self) -> str:
         return self._inner._step_name()
 
-    def _get_state(self) -> dict:
+    def _get_state(self) -> dict[str, Any]:
         return self._inner._get_state()
 
-    def _set_state(self, state: dict) -> None:
+    def _set_state(self, state: dict[str, Any]) -> None:
         self._inner._set_state(state)
 
 

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -30,14 +30,14 @@ from parafeed.values.structure import TensorSpec, flatten, is_nested, map_struct
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")
 
 
-def deal(labels: Sequence[int] | None, parts: int, seed: int, n: int | None = None) -> list[np.ndarray]:
+def deal(labels: Sequence[int] | np.ndarray | None, parts: int, seed: int, n: int | None = None) -> list[np.ndarray]:
     """Indices per part: every class dealt round-robin (the deal going on across classes), shuffled by ``seed``.
 
     Each part's count of each class is within 1 of ``count / parts``, and part sizes are within 1.
     """
     rng = np.random.default_rng(seed)
     if labels is None:
-        order = rng.permutation(n)
+        order = rng.permutation(cast(int, n))  # (given without labels)
     else:
         values = np.asarray(labels)
         groups = [rng.permutation(np.flatnonzero(values == c)) for c in np.unique(values)]
@@ -81,7 +81,8 @@ class EqualStepsDataset(Dataset):
     def _steps_from(self, counts: list[int] | None, steps_taken: int) -> int:
         if self._given_steps is not None:
             return max(0, self._given_steps - steps_taken)
-        return min(counts) if self._policy == "drop" else max(counts)  # type: ignore[arg-type]
+        known = cast("list[int]", counts)  # (known without `steps`: __init__ checks)
+        return min(known) if self._policy == "drop" else max(known)
 
     def _make_iterator(self) -> DatasetIterator:
         steps, run = self._steps, current_scope().run

@@ -30,7 +30,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -188,7 +188,7 @@ def shard_for_replica(
         plan.policy = "LABELS"
         if len(sources) == 1 and isinstance(sources[0], TensorSlicesDataset):
             return DistributedDataset(_shard_slices_by_labels(ds, sources[0], plan, label, label_fn, seed), plan)
-        if files is None or not reader.indexed:
+        if reader is None or files is None or not reader.indexed:
             raise InvalidArgumentError(
                 "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices) or a TFRecordDataset over "
                 "a fixed list of uncompressed files (its records are read by position)"
@@ -196,26 +196,29 @@ def shard_for_replica(
         return DistributedDataset(_shard_by_labels(ds, reader, files, plan, label, label_fn, seed), plan)
     if policy == "OFF":
         return DistributedDataset(ds, plan)
-    counts = reader.record_counts() if files is not None and policy != "DATA" else None  # read once
+    counts = (  # read once
+        reader.record_counts() if reader is not None and files is not None and policy != "DATA" else None
+    )
     if policy == "AUTO":
         policy = "DATA" if files is None else _file_or_record(files, counts, n, plan)
-    if policy in ("FILE", "RECORD") and files is None:
-        raise InvalidArgumentError(
-            f"distribute(): policy {policy} needs a pipeline that reads one fixed list of files (TFRecordDataset, "
-            "TextLineDataset, CsvDataset); use DATA for other sources"
-        )
-    if policy == "FILE" and len(files) < n:
-        _note(
-            plan,
-            f"distribute(): {len(files)} file(s) for {n} replicas: FILE sharding would starve replicas, sharding by "
-            "record instead",
-        )
-        policy = "RECORD"
-    plan.policy = policy
-    if policy == "FILE":
-        return DistributedDataset(_shard_files(ds, reader, files, counts, plan), plan)
-    if policy == "RECORD":
+    if policy in ("FILE", "RECORD"):
+        if reader is None or files is None:
+            raise InvalidArgumentError(
+                f"distribute(): policy {policy} needs a pipeline that reads one fixed list of files (TFRecordDataset, "
+                "TextLineDataset, CsvDataset); use DATA for other sources"
+            )
+        if policy == "FILE" and len(files) < n:
+            _note(
+                plan,
+                f"distribute(): {len(files)} file(s) for {n} replicas: FILE sharding would starve replicas, sharding "
+                "by record instead",
+            )
+            policy = "RECORD"
+        plan.policy = policy
+        if policy == "FILE":
+            return DistributedDataset(_shard_files(ds, reader, files, counts, plan), plan)
         return DistributedDataset(_shard_records(ds, reader, counts, plan), plan)
+    plan.policy = policy
     return DistributedDataset(_shard_data(ds, plan), plan)
 
 
@@ -284,7 +287,8 @@ def _shard_records(ds: Dataset, reader: FileReaderDataset, counts: list[int] | N
             "needs the records read by position: uncompressed TFRecord files (or shard by DATA)"
         )
     node: Dataset = ShuffledShareDataset(reader, counts, shuffles[::-1], plan.num_replicas, plan.replica_id)
-    for step in reversed(chain):  # rebuild the one-to-one steps on this replica's records; the shuffles are done
+    # rebuild the one-to-one steps on this replica's records (a chain: ordered); the shuffles are done
+    for step in reversed(cast("list[Dataset]", chain)):
         if step not in shuffles:
             node = step.with_parents(node)
     return ReplicaShardDataset(node, plan, split=False)

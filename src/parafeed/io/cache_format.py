@@ -23,7 +23,7 @@ import struct
 import sys
 import zlib
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class CacheWriter:
 
     def _put(self, data: bytes) -> None:
         try:
-            self._file.write(data)  # type: ignore[union-attr]
+            self._file.write(data)  # type: ignore[union-attr]  # None once finished (no cast per element)
         except OSError as err:
             self.abort()
             raise OSError(
@@ -245,7 +245,9 @@ class CacheReader:
         self.end = size - len(FOOTER) - _COUNT.size
         self.dtype_codes: list[str] = header["dtypes"] or []
         dtypes = [_plain_dtype(code) for code in self.dtype_codes]
-        self.dtypes = None if any(d is None for d in dtypes) else dtypes  # (not `None in`: dtype == None is float64)
+        self.dtypes: list[np.dtype] | None = (
+            None if any(d is None for d in dtypes) else cast("list[np.dtype]", dtypes)
+        )  # (not `None in`: dtype == None is float64)
         try:
             self.nesting = None if header["nesting"] is None else decode_nesting(header["nesting"])
         except NoNesting:
@@ -367,7 +369,8 @@ def decode_payload(payload: bytes, dtypes: list[np.dtype]) -> list:
     """The leaves of one record (``encode_leaf``'s bytes for each of ``dtypes``); DataLossError (or IndexError,
     OverflowError on damaged lengths) when they do not fit: callers name the file and the record."""
     view = memoryview(payload)
-    pos, leaves = 0, []
+    pos = 0
+    leaves: list[Any] = []
     for dtype in dtypes:
         rank = view[pos]
         shape = tuple(np.frombuffer(view, "<u8", rank, pos + 1).tolist())

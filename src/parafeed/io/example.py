@@ -202,7 +202,8 @@ def parse_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any
 
 def _ragged_columns(specs: dict[str, Any], reads: list) -> list:
     """``reads`` with the value and partition columns of the RaggedFeatures added (each column read once)."""
-    have, splits = dict(reads), {}
+    have = dict(reads)
+    splits: dict[str, str] = {}
     for key in sorted(specs):
         if isinstance(specs[key], RaggedFeature):
             split = specs[key].row_splits_dtype.name
@@ -320,7 +321,8 @@ def parse_single_sequence_example(
         for key, spec in specs.items():
             if isinstance(spec, FixedLenSequenceFeature):
                 raise InvalidArgumentError(f"context feature {key!r}: use FixedLenFeature or VarLenFeature")
-            count, values = MISSING, []
+            count = MISSING
+            values: list[Any] = []
             if key in message.context.feature:
                 count, values = feature_values(message.context.feature[key], spec.dtype)
             column = make_column(spec.dtype, [count], values)

@@ -19,7 +19,7 @@ from parafeed.values.structure import STRING
 try:
     from parafeed.io import _native
 except ImportError:
-    _native = None
+    _native = None  # type: ignore[assignment]  # (an optional extension)
 
 _KINDS = {"string": 0, "float32": 1, "int64": 2}  # the C decoder's codes for the feature dtypes
 _KIND_FIELD = ["bytes_list", "float_list", "int64_list"]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ class FixedLenFeature:
     shape: Any
     dtype: Any
     default_value: Any = None
+    size: int = field(init=False, repr=False, compare=False)  # values per example (set by __post_init__)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", as_shape(self.shape) or ())

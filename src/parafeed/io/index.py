@@ -17,7 +17,7 @@ import os
 import struct
 import threading
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -25,11 +25,14 @@ from parafeed.errors import DataLossError, NotFoundError
 from parafeed.io.storage import filesystem, is_url, local_path
 from parafeed.io.tfrecord_framing import HEADER, U32, crc32c_function, mask
 
+if TYPE_CHECKING:
+    from parafeed.io.remote import Settings
+
 STEP = "TFRecordIndex"
 INDEX_SUFFIX = ".pfindex"
 _MAGIC = b"PFINDEX1"
 _META = struct.Struct("<QqQ")  # file size, mtime_ns, record count
-_memory: dict[tuple[str, int, int], np.ndarray] = {}
+_memory: dict[tuple[str, int, int | str], np.ndarray] = {}  # (path, size, mtime_ns) or (url, size, cache entry name)
 _lock = threading.Lock()
 
 
@@ -223,9 +226,10 @@ class RecordFiles:
             from parafeed.io.remote import Retrier, describe, local_copy
 
             fs, inner = filesystem(url, self._storage_options, "TFRecordDataset")
-            source = local_copy(url, fs, inner, "TFRecordDataset", self._settings)
+            current = cast("Settings", self._settings)  # (taken when a path is a URL)
+            source = local_copy(url, fs, inner, "TFRecordDataset", current)
             if source is None:
-                retrier = Retrier(url, "TFRecordDataset", self._settings)
+                retrier = Retrier(url, "TFRecordDataset", current)
                 source = (fs, inner, retrier, int(describe(fs, inner, retrier)["size"]))
         self._sources[k] = source
         return source

@@ -8,6 +8,7 @@ example's values into a ragged row and stacks the rows of a batch, as tf.io does
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,10 +120,12 @@ def _partitioned(key: str, row: Any, p: Any, columns: dict, i: int, dtype: np.dt
             return row.reshape((-1, p.length, *row.shape[1:]))
         splits, values = columns[p.key]
         part = values[splits[i] : splits[i + 1]].astype(dtype)
-        make = {RowSplits: RaggedTensor.from_row_splits, RowLengths: RaggedTensor.from_row_lengths,
-                RowStarts: RaggedTensor.from_row_starts, RowLimits: RaggedTensor.from_row_limits,
-                ValueRowIds: RaggedTensor.from_value_rowids}[type(p)]  # fmt: skip
-        return make(row, part)
+        makers: dict[type, Callable[[Any, Any], RaggedTensor]] = {
+            RowSplits: RaggedTensor.from_row_splits, RowLengths: RaggedTensor.from_row_lengths,
+            RowStarts: RaggedTensor.from_row_starts, RowLimits: RaggedTensor.from_row_limits,
+            ValueRowIds: RaggedTensor.from_value_rowids,
+        }  # fmt: skip
+        return makers[type(p)](row, part)
     except InvalidArgumentError as err:
         raise InvalidArgumentError(
             f"Feature {key}: example {i}: the values and partition {p} do not fit: {err}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 from parafeed.errors import DataLossError, InvalidArgumentError
 from parafeed.io.storage import is_url, open_input
@@ -30,6 +30,16 @@ def wbits(compression: str) -> int:
     return 16 + zlib.MAX_WBITS if compression == "GZIP" else zlib.MAX_WBITS
 
 
+class RawFile(Protocol):
+    """What a stream reads: a raw binary file (a local file opened unbuffered, or a RemoteFile for a URL)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+    def readinto(self, view: memoryview, /) -> int | None: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+    def fileno(self) -> int: ...
+    def close(self) -> None: ...
+
+
 class ByteStream:
     """The uncompressed bytes of a file (a local path or a URL: :mod:`parafeed.io.storage`), optionally inside one
     GZIP or ZLIB stream; ``step`` names it in errors, ``storage_options`` go to the URL's filesystem."""
@@ -40,7 +50,7 @@ class ByteStream:
         # a URL is opened at the first read: its first requests then wait on the thread that reads (a parallel
         # interleave's input thread), not on the one that built the reader
         self._opening: tuple | None = None
-        self._file: BinaryIO | None = None
+        self._file: RawFile | None = None
         if is_url(path):
             from parafeed.io.remote import settings
 
@@ -52,7 +62,7 @@ class ByteStream:
         self._pending = b""  # compressed bytes read past the end of a GZIP member: the start of the next one
         self._compressed_read = 0
 
-    def _opened(self) -> BinaryIO | None:
+    def _opened(self) -> RawFile | None:
         """The file, opened now if it is a URL not opened yet; None once closed."""
         if self._opening is not None:
             opening, self._opening = self._opening, None
@@ -90,20 +100,21 @@ class ByteStream:
         gzip and TensorFlow do, and bytes after a member that do not start another one are corrupt data. A ZLIB
         stream ends the file: what follows it is not read (as in TensorFlow).
         """
-        if self._opened() is None:
+        file = self._opened()
+        if file is None:
             return b""
         if self._inflate is None:
-            return self._file.read(n)
+            return file.read(n)
         out = b""
         while not out:
             if self._inflate.eof:
                 if self._compression != "GZIP":
                     break
-                self._pending = self._inflate.unused_data or self._file.read(n)
+                self._pending = self._inflate.unused_data or file.read(n)
                 if not self._pending:
                     break
                 self._inflate = zlib.decompressobj(wbits(self._compression))  # the next member
-            raw = self._inflate.unconsumed_tail or self._pending or self._file.read(n)
+            raw = self._inflate.unconsumed_tail or self._pending or file.read(n)
             self._pending = b""
             if not raw:
                 if not self._compressed_read:  # an empty file holds no records, as in TensorFlow
@@ -128,8 +139,9 @@ class ByteStream:
 
     def readinto(self, view: memoryview) -> int:
         """Read up to ``len(view)`` more bytes into ``view``; the number read (0 once the stream is over)."""
-        if self._inflate is None and self._opened() is not None:
-            return self._file.readinto(view) or 0
+        file = self._opened() if self._inflate is None else None
+        if file is not None:
+            return file.readinto(view) or 0
         data = self.read(len(view))
         view[: len(data)] = data
         return len(data)

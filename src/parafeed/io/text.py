@@ -145,10 +145,9 @@ class CsvReader(DatasetIterator):
         self._path = path
         self._stream = ByteStream(path, compression, "CsvDataset", storage_options)
         self._columns = columns
-        quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
         self._reader = csv.reader(
             _text_lines(self._stream, buffer_size), delimiter=columns.field_delim, quotechar='"',
-            doublequote=True, quoting=quoting, strict=True,
+            doublequote=True, quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE, strict=True,
         )  # fmt: skip
         self._skip_header = header
         self._count = 0  # records read (converted or not)
@@ -206,8 +205,9 @@ class CsvReader(DatasetIterator):
         if dtype == STRING:
             return field.encode("utf-8", "surrogateescape")
         try:
-            value = int(field) if dtype.kind == "i" else float(field)
-            return dtype.type(value) if dtype.kind == "f" else _fit(value, dtype)
+            if dtype.kind == "f":  # (else an integer column: _CSV_TYPES)
+                return dtype.type(float(field))
+            return _fit(int(field), dtype)
         except (ValueError, OverflowError):
             raise ParseError(
                 f"CsvDataset: {self._path}:{line}: field {i} is not a valid {dtype_name(dtype)}: {field!r}"

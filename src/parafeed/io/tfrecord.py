@@ -31,7 +31,7 @@ from parafeed.io.tfrecord_framing import HEADER, U32, crc32c_function, mask
 try:
     from parafeed.io import _native
 except ImportError:  # built without a C compiler: the Python framing below gives the same results
-    _native = None
+    _native = None  # type: ignore[assignment]  # (an optional extension)
 
 DEFAULT_BUFFER_SIZE = 1 << 20
 _FRAME_BATCH = 64  # records framed per call: few enough that skip() rarely wastes CRC work
@@ -162,7 +162,8 @@ class TFRecordFileReader(DatasetIterator):
             err, self._error = self._error, None
             raise err
         while True:
-            records, pos, status, bad_length = frame_records(self._buf, self._pos, self._crc, _FRAME_BATCH)
+            # (the buffer may be an ndarray, which numpy's stubs make a Buffer only from Python 3.12)
+            records, pos, status, bad_length = frame_records(self._buf, self._pos, self._crc, _FRAME_BATCH)  # type: ignore[arg-type]
             offset = self._ready_end = self._base + pos
             self._pos = pos
             if status == FRAME_BAD_DATA_CRC:
@@ -269,7 +270,7 @@ class TFRecordFileReader(DatasetIterator):
         elif start and rest:
             memory[:rest] = memory[start : start + rest].copy()  # overlapping: through a copy
         self._memory = memory
-        got = self._source.readinto(memoryview(memory)[rest : rest + want])
+        got = self._source.readinto(memory.data[rest : rest + want])
         if not keep:
             self._base, self._pos = self._base + start, 0
         self._buf = memory[: rest + got]
@@ -285,7 +286,8 @@ class TFRecordFileReader(DatasetIterator):
             pass
         buf = self._buf
         for p in range(start + 1, min(len(buf), start + _RESYNC_WINDOW) - 11):
-            if mask(crc(bytes(buf[p : p + 8]))) == U32.unpack_from(buf, p + 8)[0]:
+            # (an ndarray: see __next__)
+            if mask(crc(bytes(buf[p : p + 8]))) == U32.unpack_from(buf, p + 8)[0]:  # type: ignore[arg-type]
                 self._pos = p
                 return self._lost(
                     f"TFRecordDataset: {self.path}: corrupted record at byte offset {offset}: the length CRC does "

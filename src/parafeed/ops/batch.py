@@ -26,7 +26,7 @@ class BatchDataset(Dataset):
 
     def __init__(self, parent: Dataset, batch_size: int, drop_remainder: bool = False, name: str | None = None):
         super().__init__((parent,), name=name)
-        self.batch_size = positive_int("batch()", "batch_size", batch_size)
+        self.batch_size: int = positive_int("batch()", "batch_size", batch_size)
         self.drop_remainder = bool(drop_remainder)
 
     def _make_iterator(self) -> DatasetIterator:
@@ -101,8 +101,9 @@ class UnbatchDataset(Dataset):
         if parent._static_shapes():  # tf.data multiplies by a statically known batch dimension
             leaves = [s for s in flatten(parent.element_spec) if isinstance(s, (TensorSpec, RaggedTensorSpec))]
             dims = {s.shape[0] if s.shape else None for s in leaves}
-            if len(dims) == 1 and None not in dims and min(dims) > 0:  # tf.data: a batch dimension of 0 is unknown
-                return n * dims.pop()
+            dim = dims.pop() if len(dims) == 1 else None
+            if dim is not None and dim > 0:  # tf.data: a batch dimension of 0 is unknown
+                return n * dim
         return UNKNOWN
 
 

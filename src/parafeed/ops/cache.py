@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, cast
 
 from parafeed.core.dataset import Dataset, PassThroughDataset
 from parafeed.core.graph import REORDERING
@@ -52,7 +52,7 @@ class CacheDataset(PassThroughDataset):
         self._storage_options = storage_options
         self._memory = MemoryCache()
 
-    def with_parents(self, *parents: Dataset) -> Dataset:
+    def with_parents(self, *parents: Dataset) -> CacheDataset:
         clone = super().with_parents(*parents)
         clone._memory = MemoryCache()  # another input: its own cached pass
         return clone
@@ -73,7 +73,7 @@ class CacheDataset(PassThroughDataset):
         """The file's elements, described by its header; the input's element spec is asked only when it is known
         without running a user function (to check the file was written by this pipeline), or when the header cannot
         describe them."""
-        with CacheReader(self._path, self._storage_options) as reader:
+        with CacheReader(cast(str, self._path), self._storage_options) as reader:  # (a file cache's)
             if not reader.count:
                 return
             nesting, dtypes = reader.nesting, reader.dtypes
@@ -138,7 +138,7 @@ class _CacheIterator(DatasetIterator):
             self._index += 1
             return x
         try:
-            x = next(self._parent)  # type: ignore[arg-type]
+            x = next(self._parent)  # type: ignore[arg-type]  # set while filling (no cast per element)
         except StopIteration:
             self._publish()
             raise

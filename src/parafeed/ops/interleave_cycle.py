@@ -3,7 +3,7 @@ serial ``interleave``; :mod:`parafeed.ops.interleave_parallel` runs the same cyc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from parafeed.core.iterator import DatasetIterator, build_in, current_scope
 from parafeed.core.positions import position, seek, snapshot
@@ -24,7 +24,7 @@ class InterleaveIterator(DatasetIterator):
         self._parent = parent
         self._ds = ds
         self._scope = current_scope()
-        self._cycle: list[DatasetIterator | None] = [None] * ds.cycle_length
+        self._cycle: list[Any] = [None] * ds.cycle_length  # per slot: None, an input (read ahead if parallel), a Failed
         self._opened: list[tuple] = [(0, (None, None))] * ds.cycle_length  # per slot: input number, state before
         self._open = 0
         self._slot = 0
@@ -40,7 +40,7 @@ class InterleaveIterator(DatasetIterator):
                 if type(it) is Failed:  # an input that failed while read ahead: its turn has come
                     cycle[self._slot] = None
                     self._open -= 1
-                    raise it.error
+                    raise cast(Exception, it.error)  # (None only once closed)
                 try:
                     x = next(it)
                 except StopIteration:
@@ -168,7 +168,7 @@ class Failed:
     __slots__ = ("error",)
 
     def __init__(self, error: Exception):
-        self.error = error
+        self.error: Exception | None = error
 
     def ready(self) -> bool:
         return False  # never taken out of turn: the error surfaces where the serial order has it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from parafeed.core.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.core.dataset import AUTOTUNE, Dataset
@@ -49,11 +49,11 @@ class MapDataset(Dataset):
         self._what = f"map(): the result of {fn_name(self._fn)}"
 
     @property
-    def kind(self) -> str:  # type: ignore[override]
+    def kind(self) -> str:  # type: ignore[override]  # a property where Dataset has a class attribute
         return REORDERING if self._deterministic is False else ONE_TO_ONE
 
     @property
-    def order_fixed(self) -> bool:  # type: ignore[override]
+    def order_fixed(self) -> bool:  # type: ignore[override]  # (as kind)
         return self._deterministic is not False
 
     def _make_iterator(self, rows: BatchRows | None = None) -> DatasetIterator:
@@ -92,11 +92,12 @@ class MapDataset(Dataset):
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
-        make_serial, deterministic = self._serial_iterator, self._deterministic
+        make_serial: Callable[[Any, int], _MapIterator] = self._serial_iterator  # (on Numbered input when fused)
+        deterministic = self._deterministic
         if fused:
-            apply, deterministic = placing(apply, rows), True
+            apply, deterministic = placing(apply, cast("BatchRows", rows)), True  # (fused: rows is not None)
 
-            def make_serial(numbered: Numbered, index: int) -> DatasetIterator:
+            def make_serial(numbered: Numbered, index: int) -> _MapIterator:
                 return self._serial_iterator(numbered.inner, index)
 
         return ParallelMapIterator(
@@ -106,7 +107,7 @@ class MapDataset(Dataset):
             order_fixed=order_fixed(self._parents[0]),
         )  # fmt: skip
 
-    def _serial_iterator(self, parent: DatasetIterator, index: int) -> DatasetIterator:
+    def _serial_iterator(self, parent: DatasetIterator, index: int) -> _MapIterator:
         it = _MapIterator(parent, self._fn, self._what)
         it.index = index
         return it

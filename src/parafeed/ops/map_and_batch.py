@@ -73,7 +73,8 @@ class MapAndBatchIterator(DatasetIterator):
         self._number = 0  # batches taken since the start (or the restored position)
 
     def __next__(self) -> Any:
-        got, error, size, rows = [], None, self._size, self._rows
+        got: list[Any] = []
+        error, size, rows = None, self._size, self._rows
         base = self._number * size
         while len(got) < size:
             if not rows.enabled:  # results not written in place: take the rest at C speed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,7 +50,7 @@ def pad_to_cardinality(cardinality: int, mask_key: str = "valid") -> Callable[[D
     return apply
 
 
-def _marked(element: Mapping, mask_key: str) -> Any:
+def _marked(element: dict[str, Any], mask_key: str) -> Any:
     out = type(element)(element)
     out[mask_key] = np.True_
     return out
@@ -63,6 +63,7 @@ def _zeros(spec: Any) -> Any:
         raise InvalidArgumentError(
             f"pad_to_cardinality(): cannot make a padding element of spec {spec!r}: its shape is not fully known"
         )
+    shape = cast("tuple[int, ...]", spec.shape)  # (fully known: checked above)
     if spec.dtype == STRING:
-        return np.full(spec.shape, b"", dtype=STRING)[()]
-    return np.zeros(spec.shape, spec.dtype)[()]
+        return np.full(shape, b"", dtype=STRING)[()]
+    return np.zeros(shape, spec.dtype)[()]

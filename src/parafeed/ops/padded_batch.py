@@ -44,7 +44,7 @@ class PaddedBatchDataset(Dataset):
         name: str | None = None,
     ):
         super().__init__((parent,), name=name)
-        self.batch_size = positive_int(_STEP, "batch_size", batch_size)
+        self.batch_size: int = positive_int(_STEP, "batch_size", batch_size)
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
         self.drop_remainder = bool(drop_remainder)
@@ -257,7 +257,8 @@ def _pad_component(leaves: list, padded_shape: tuple | None, fill: Any, componen
             target[d] = want
     out = np.full((len(leaves), *target), _fill_value(fill, dtype, component), dtype=dtype)
     for i, leaf in enumerate(leaves):
-        out[(i, *(slice(0, n) for n in shapes[i]))] = leaf
+        region: tuple[int | slice, ...] = (i, *(slice(0, n) for n in shapes[i]))  # (row i, its leading part)
+        out[region] = leaf
     return out
 
 

@@ -11,7 +11,7 @@ unknown when it differs between the first batch's elements (see docs/porting.md,
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -115,7 +115,7 @@ class RaggedBatchDataset(Dataset):
     def __init__(self, parent: Dataset, batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = np.int64,
                  name: str | None = None):  # fmt: skip
         super().__init__((parent,), name=name)
-        self.batch_size = positive_int("ragged_batch()", "batch_size", batch_size)
+        self.batch_size: int = positive_int("ragged_batch()", "batch_size", batch_size)
         self.drop_remainder = bool(drop_remainder)
         self._splits_dtype = splits_dtype(row_splits_dtype, "ragged_batch(): row_splits_dtype")
 
@@ -184,7 +184,8 @@ class RaggedBatchIterator(DatasetIterator):
         if not buf or (self._drop_remainder and len(buf) < self._batch_size):
             raise StopIteration
         if self._layout is None:
-            self._layout = _infer_layout([flatten(e) for e in buf], self._splits_dtype)
+            splits = cast(np.dtype, self._splits_dtype)  # (given where the layout is not)
+            self._layout = _infer_layout([flatten(e) for e in buf], splits)
         return _stack(buf, self._layout, self._step, self._inferred)
 
     def _get_state(self) -> dict:

@@ -166,7 +166,7 @@ class AcceptDataset(PassThroughDataset):
         super().__init__(pairs, name=name)
         self._class_func = class_func
         self._target = target
-        self.seed = seed
+        self.seed: int = seed
 
     def _make_iterator(self) -> DatasetIterator:
         scope = current_scope()
@@ -214,7 +214,7 @@ class _AcceptIterator(DatasetIterator):
                 )
             if dist is not self._dist and (self._dist is None or not np.array_equal(dist, self._dist)):
                 self._dist, self._accept = dist, acceptance(dist, target)[0]
-            if self._draws.next() < self._accept[i]:
+            if self._draws.next() < self._accept[i]:  # type: ignore[index]  # set by the first dist (no cast per element)
                 return to_result(c, STEP), x
         raise StopIteration
 

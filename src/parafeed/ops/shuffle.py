@@ -44,7 +44,7 @@ class ShuffleDataset(PassThroughDataset):
             n = sys.maxsize
         self._buffer_size = positive_int("shuffle()", "buffer_size", n)
         self._seeded = seed is not None
-        self.seed = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
+        self.seed: int = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
         self._reshuffle = bool(reshuffle_each_iteration)
 
     @property

@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -169,7 +169,7 @@ class _SnapshotIterator(DatasetIterator):
 
     def __next__(self) -> Any:
         try:
-            x = next(self._inner)  # type: ignore[arg-type]
+            x = next(self._inner)  # type: ignore[arg-type]  # None only once closed (no cast per element)
         except StopIteration:
             if self._writer is not None:
                 self._writer.finish()
@@ -188,7 +188,8 @@ class _SnapshotIterator(DatasetIterator):
         return x
 
     def _get_state(self) -> dict:
-        return {"reading": self._reading, "inner": self._inner.get_state()}  # type: ignore[union-attr]
+        inner = cast(DatasetIterator, self._inner)  # (None only once closed)
+        return {"reading": self._reading, "inner": inner.get_state()}
 
     def _set_state(self, state: dict) -> None:
         reading = bool(state["reading"])
@@ -197,7 +198,7 @@ class _SnapshotIterator(DatasetIterator):
         self.close()
         self._reading = reading
         self._open(write=False)
-        self._inner.set_state(state["inner"])  # type: ignore[union-attr]
+        cast(DatasetIterator, self._inner).set_state(state["inner"])  # (_open sets it)
 
     def _drop(self) -> None:
         if self._writer is not None:

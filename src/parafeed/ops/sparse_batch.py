@@ -27,7 +27,7 @@ class SparseBatchDataset(Dataset):
 
     def __init__(self, parent: Dataset, batch_size: int, row_shape: Any, name: str | None = None):
         super().__init__((parent,), name=name)
-        self.batch_size = positive_int(_STEP, "batch_size", batch_size)
+        self.batch_size: int = positive_int(_STEP, "batch_size", batch_size)
         try:
             shape = as_shape(row_shape)
         except InvalidArgumentError:

@@ -23,11 +23,14 @@ if TYPE_CHECKING:
     from parafeed.parallel.shared_batches import SharedBatches
 
 
-Layout = tuple[list[tuple[int, int, tuple, str]], int]
+Layout = tuple[list[tuple[int, int, tuple[int, ...], str]], int]
 """Where a batch's leaves lie in its segment: ``([(offset, row bytes, row shape, dtype str), ...], total bytes)``."""
 
+LeafSpec = tuple[tuple[int, ...], np.dtype[Any]]
+"""A leaf's row shape and dtype."""
 
-def layout_of(specs: list[tuple], size: int) -> Layout:
+
+def layout_of(specs: list[LeafSpec], size: int) -> Layout:
     """Leaves of ``specs`` (row shape, dtype), ``size`` rows each, one after the other, each on a 64-byte boundary."""
     parts, offset = [], 0
     for shape, dtype in specs:
@@ -53,7 +56,7 @@ class Placed:
 _NUMERIC = frozenset("biufc")
 
 
-def array_leaves(value: Any) -> list | None:
+def array_leaves(value: Any) -> list[Any] | None:
     """``value``'s leaves when every one is a numeric NumPy array or scalar (what can be written into a row), else
     None."""
     leaves = [value] if type(value) is np.ndarray else flatten(value) if isinstance(value, (tuple, dict)) else None
@@ -74,6 +77,10 @@ def _row(structure: Any, bufs: list[np.ndarray], j: int) -> Any:
     return leaves[0] if structure is None else pack_as(structure, leaves)
 
 
+_OpenBatch = tuple[Any, list[np.ndarray], None, None] | tuple[Any, list[np.ndarray], str | None, Layout]
+"""An open batch: ``(skeleton, leaf buffers, segment name, segment layout)``; no segment without ``shared``."""
+
+
 class BatchRows:
     """Batches filled in place: result ``i`` (counted from the start of the run, or from a restored position) goes
     to row ``i % size`` of batch ``i // size``, written by whichever thread made it, or by a worker process into a
@@ -84,8 +91,9 @@ class BatchRows:
         self.enabled = True  # off for the run once a result is too small for in-place writing to pay
         self.shared: SharedBatches | None = None
         self._lock = threading.Lock()
-        self._open: dict[int, tuple] = {}  # batch number -> (skeleton, leaf buffers, segment name, segment layout)
-        self._first: tuple | None = None  # (skeleton, [(shape, dtype)]) of the run's first result written in place
+        self._open: dict[int, _OpenBatch] = {}  # batch number -> (skeleton, leaf buffers, segment name, segment layout)
+        self._first: tuple[Any, list[LeafSpec]] | None = None  # (skeleton, [(shape, dtype)]) of the first result
+        # written in place in the run
 
     def place(self, i: int, result: Any) -> Any:
         """Write ``result`` into its row and return a :class:`Placed`, or return ``result`` where it cannot be."""
@@ -116,10 +124,11 @@ class BatchRows:
             buf[row] = x
         return Placed(sum(x.nbytes for x in leaves))
 
-    def _new(self, number: int, skeleton: Any, specs: list[tuple]) -> tuple:
+    def _new(self, number: int, skeleton: Any, specs: list[LeafSpec]) -> _OpenBatch:
         """A new open batch, its leaves of ``specs`` (shape, dtype); the caller holds the lock."""
+        batch: _OpenBatch
         if self.shared is None:
-            bufs, name, layout = [buffers.empty((self.size, *shape), dtype) for shape, dtype in specs], None, None
+            batch = (skeleton, [buffers.empty((self.size, *shape), dtype) for shape, dtype in specs], None, None)
         else:
             layout = layout_of(specs, self.size)
             memory, name = self.shared.empty(layout[1])
@@ -127,16 +136,17 @@ class BatchRows:
                 memory[at : at + self.size * nbytes].view(dtype).reshape((self.size, *shape))
                 for at, nbytes, shape, dtype in layout[0]
             ]  # fmt: skip
-        batch = self._open[number] = (skeleton, bufs, name, layout)
+            batch = (skeleton, bufs, name, layout)
+        self._open[number] = batch
         return batch
 
-    def targets(self, numbers: list[int]) -> list | None:
+    def targets(self, numbers: list[int]) -> list[tuple[Layout, str, int] | None] | None:
         """Where a worker process writes each of the results ``numbers``: ``(layout, segment name, row)``, or None
         for a result it returns instead (all None until the first result has set the batches' layout)."""
         if not self.enabled or self._first is None or self.shared is None:
             return None
         skeleton, specs = self._first
-        places = []
+        places: list[tuple[Layout, str, int] | None] = []
         with self._lock:
             for i in numbers:
                 number, row = divmod(i, self.size)
@@ -144,7 +154,7 @@ class BatchRows:
                 places.append((batch[3], batch[2], row) if batch[2] is not None else None)
         return places
 
-    def take(self, number: int, rows: list, step: str) -> Any:
+    def take(self, number: int, rows: list[Any], step: str) -> Any:
         """Batch ``number`` from its rows (:class:`Placed`, or results to stack), and forget it."""
         with self._lock:
             batch = self._open.pop(number, None)

@@ -25,7 +25,7 @@ class Executor(Protocol):
 
     kind: str  # "thread" or "process"
 
-    def submit(self, seq: int, chunk: list) -> None:
+    def submit(self, seq: int, chunk: list[Any]) -> None:
         """Run the function on every element of ``chunk`` (never blocks for long; the runner bounds the backlog)."""
 
     def grow(self, workers: int) -> None:
@@ -35,6 +35,10 @@ class Executor(Protocol):
         """Stop: no result is put after this returns; idempotent."""
 
 
-MakeExecutor = Callable[[int, "queue.SimpleQueue"], Executor]
+ResultQueue = queue.SimpleQueue[tuple[Any, Any, float]]
+"""The runner's result queue: ``(seq, [Outcome, ...], seconds)`` or ``(FATAL, error, 0.0)`` from the executor, and the
+runner's own messages."""
+
+MakeExecutor = Callable[[int, ResultQueue], Executor]
 """``make(workers, results)``: an executor of ``workers`` workers (to start with) reporting on ``results``, called
 when a parallel step starts running."""

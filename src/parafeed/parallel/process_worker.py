@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 from multiprocessing.connection import Connection
+from typing import Any
 
 from parafeed.parallel.remote_errors import pack_error
 
@@ -36,7 +37,7 @@ def serve(conn: Connection, in_name: str, out_name: str) -> None:
     def orphaned() -> bool:
         return os.getppid() != parent
 
-    fn = None
+    fn: Any = None  # the function, from the first "init" message
     try:
         while True:
             try:

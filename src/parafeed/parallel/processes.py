@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import queue
 import subprocess
 import threading
 import time
@@ -28,13 +27,13 @@ from typing import Any
 
 from parafeed.errors import WorkerError
 from parafeed.parallel.batch_rows import BatchRows, Placed
-from parafeed.parallel.executor import FATAL, MakeExecutor
+from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
 from parafeed.parallel.process_startup import Worker, give_spares, stop_all, take_spares
 from parafeed.parallel.remote_errors import unpack_error
 from parafeed.parallel.shared_batches import SharedBatches
 from parafeed.parallel.shm import RingClosed, decode, encode
 
-_pools: weakref.WeakSet = weakref.WeakSet()
+_pools: weakref.WeakSet[ProcessPool] = weakref.WeakSet()
 
 
 class ProcessPool:
@@ -109,7 +108,7 @@ class ProcessExecutor:
 
     kind = "process"
 
-    def __init__(self, pool: ProcessPool, results: queue.SimpleQueue, release: Any, rows: BatchRows | None = None):
+    def __init__(self, pool: ProcessPool, results: ResultQueue, release: Any, rows: BatchRows | None = None):
         self._pool = pool
         self._rows = rows
         self._numbers: dict[int, list[int]] = {}  # seq -> its elements' numbers (with rows)
@@ -128,7 +127,7 @@ class ProcessExecutor:
         )
         self._receiver.start()
 
-    def submit(self, seq: int, chunk: list) -> None:
+    def submit(self, seq: int, chunk: list[Any]) -> None:
         places = None
         if self._rows is not None:
             numbers = self._numbers[seq] = [i for i, _ in chunk]
@@ -156,7 +155,7 @@ class ProcessExecutor:
             if not self._stop.is_set():
                 self._pool.grow(workers)
 
-    def _placed(self, seq: int, outcomes: list) -> list:
+    def _placed(self, seq: int, outcomes: list[Outcome]) -> list[Outcome]:
         """With rows, results a worker did not write (the first ones, which set the batches' layout) written here,
         as soon as they arrive: chunks submitted from then on are written by the workers."""
         if self._rows is None:
@@ -182,9 +181,9 @@ class ProcessExecutor:
         self._release(pool)
 
 
-def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Event, lock: threading.Lock,
+def _receive(pool: ProcessPool, results: ResultQueue, stop: threading.Event, lock: threading.Lock,
              wake: int, placed: Any) -> None:  # fmt: skip
-    by_conn: dict = {}
+    by_conn: dict[Any, Worker] = {}  # its connection -> a worker
     while not stop.is_set():
         if len(by_conn) != len(pool.workers):  # the pool grew (it never shrinks while it runs)
             by_conn = {w.conn: w for w in pool.workers}
@@ -193,7 +192,7 @@ def _receive(pool: ProcessPool, results: queue.SimpleQueue, stop: threading.Even
                 return
             worker = by_conn[conn]
             try:
-                seq, message, seconds = conn.recv()
+                seq, message, seconds = worker.conn.recv()
                 outcomes = decode(message, worker.out_ring)
             except (EOFError, OSError):  # the connection closed: the worker died
                 if stop.is_set():
@@ -267,7 +266,7 @@ def process_executor_factory(step: Any, fn: Any, rows: BatchRows | None = None) 
     borrowed for the run (a warm one when an earlier run of the step left one); with ``rows``, writing results into
     a fused batch's rows (the input then numbers its elements: :class:`~parafeed.ops.map_and_batch.Numbered`)."""
 
-    def make(workers: int, results: queue.SimpleQueue) -> ProcessExecutor:
+    def make(workers: int, results: ResultQueue) -> ProcessExecutor:
         return ProcessExecutor(_idle_pools.borrow(step, fn, workers), results, _idle_pools.give_back, rows)
 
     return make

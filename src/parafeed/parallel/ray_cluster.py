@@ -125,7 +125,7 @@ class IdlePools:
             pool.shutdown()
 
 
-_all_idle: weakref.WeakSet = weakref.WeakSet()
+_all_idle: weakref.WeakSet[IdlePools] = weakref.WeakSet()
 
 
 def reclaim_idle() -> bool:

@@ -15,13 +15,12 @@ Pools are kept between runs of one ``map`` step (the next epoch starts on warm a
 from __future__ import annotations
 
 import collections
-import queue
 import threading
 from typing import Any
 
 from parafeed.errors import WorkerError
 from parafeed.parallel import ray_cluster
-from parafeed.parallel.executor import FATAL, MakeExecutor
+from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
 
 WAIT_SECONDS = 0.05  # the receiver's longest wait for a result before it looks for new submissions and stops
 
@@ -33,7 +32,7 @@ class MapActor:
         ray_cluster.adopt_path(path)
         self._fn = fn
 
-    def run(self, chunk: list) -> tuple[list, float]:
+    def run(self, chunk: list[Any]) -> tuple[list[Outcome], float]:
         from parafeed.parallel.remote_errors import pack_error
         from parafeed.parallel.threads import run_chunk
 
@@ -75,25 +74,25 @@ class RayExecutor:
 
     kind = "ray"
 
-    def __init__(self, pool: _Pool, workers: int, results: queue.SimpleQueue, release: Any):
+    def __init__(self, pool: _Pool, workers: int, results: ResultQueue, release: Any):
         self._pool = pool
         self._ray = pool.ray
         self._results = results
         self._release = release
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._calls: dict[Any, tuple[int, list, Any]] = {}  # ObjectRef -> (seq, chunk, actor)
-        self._load: collections.Counter = collections.Counter()  # id(actor) -> chunks outstanding
+        self._calls: dict[Any, tuple[int, list[Any], Any]] = {}  # ObjectRef -> (seq, chunk, actor)
+        self._load: collections.Counter[int] = collections.Counter()  # id(actor) -> chunks outstanding
         ray_cluster.wait_for_room(lambda: pool.grow(workers), "map()")
         self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
         self._receiver.start()
 
-    def submit(self, seq: int, chunk: list) -> None:
+    def submit(self, seq: int, chunk: list[Any]) -> None:
         with self._lock:
             if not self._stop.is_set():
                 self._send(seq, chunk)
 
-    def _send(self, seq: int, chunk: list) -> None:
+    def _send(self, seq: int, chunk: list[Any]) -> None:
         """Call the least loaded live actor (the caller holds the lock)."""
         actor = min(self._pool.actors, key=lambda a: self._load[id(a)])
         self._load[id(actor)] += 1
@@ -179,7 +178,7 @@ def ray_executor_factory(step: Any, fn: Any) -> tuple[MakeExecutor, int]:
     ray = ray_cluster.connect("map()")
     total, _ = ray_cluster.cpus(ray)
 
-    def make(workers: int, results: queue.SimpleQueue) -> RayExecutor:
+    def make(workers: int, results: ResultQueue) -> RayExecutor:
         pool = _idle_pools.borrow(step, ray, lambda: _Pool(ray, fn))
         return RayExecutor(pool, workers, results, lambda p, broken: _idle_pools.give_back(step, p, broken))
 

@@ -21,6 +21,7 @@ from parafeed.core.dataset import AUTOTUNE, start_run
 from parafeed.core.iterator import RunContext
 from parafeed.errors import WorkerError
 from parafeed.parallel import ray_cluster
+from parafeed.parallel.executor import Outcome
 from parafeed.parallel.remote_errors import pack_error
 
 
@@ -32,7 +33,7 @@ class InputWorker:
         self._pipeline = pipeline
         self._it: Any = None
 
-    def start(self, run: dict, share: tuple[int, int, int], state: dict | None) -> None:
+    def start(self, run: dict[str, Any], share: tuple[int, int, int], state: dict[str, Any] | None) -> None:
         """Begin a run: ``run`` is the trainer's run (options, iteration, seeds, resume point), ``share`` this
         worker's (workers, worker, first block), ``state`` where the pipeline is (None: its beginning)."""
         if self._it is not None:
@@ -43,10 +44,10 @@ class InputWorker:
             it.set_state(state)
         self._it = it
 
-    def blocks(self, units: int) -> tuple[list, dict, bool]:
+    def blocks(self, units: int) -> tuple[list[Outcome], dict[str, Any], bool]:
         """The next ``units`` outcomes of this worker's share (``(True, element)`` or ``(False, packed error)``),
         the state after them, and whether the pipeline ended (then fewer may come)."""
-        out: list = []
+        out: list[Outcome] = []
         ended = False
         while len(out) < units:
             try:
@@ -110,11 +111,11 @@ _idle_pools = ray_cluster.IdlePools()
 class _Worker:
     """The trainer's record of one input worker: its actor, its calls in flight, and the last state received."""
 
-    def __init__(self, actor: Any, index: int, state: dict | None):
+    def __init__(self, actor: Any, index: int, state: dict[str, Any] | None):
         self.actor = actor
         self.index = index
         self.state = state
-        self.calls: collections.deque = collections.deque()
+        self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its blocks
 
 
 class InputWorkers:
@@ -129,7 +130,7 @@ class InputWorkers:
         run: the trainer's run, as :meth:`RunContext.shared` gives it.
     """
 
-    def __init__(self, step: Any, pipeline: Any, cpus_per_worker: float, buffer: int, units: int, run: dict):
+    def __init__(self, step: Any, pipeline: Any, cpus_per_worker: float, buffer: int, units: int, run: dict[str, Any]):
         self._step = step
         self._pipeline = pipeline
         self._cpus = cpus_per_worker
@@ -146,11 +147,11 @@ class InputWorkers:
         return len(self._workers)
 
     @property
-    def actors(self) -> list:
+    def actors(self) -> list[Any]:
         """The workers' Ray actors, in worker order (to watch them, or to kill one in a fault test)."""
         return [w.actor for w in self._workers]
 
-    def start(self, count: int, first: int, state: dict | None) -> None:
+    def start(self, count: int, first: int, state: dict[str, Any] | None) -> None:
         """Run on ``count`` workers (AUTOTUNE: as many as the cluster has room for; fewer when it has less room)
         from block ``first``, every one from the pipeline's ``state`` before it; actors already running are
         reused."""
@@ -181,7 +182,7 @@ class InputWorkers:
         for worker in self._workers:
             self._request(worker)
 
-    def take(self, block: int, before: dict | None) -> tuple[list, dict, bool]:
+    def take(self, block: int, before: dict[str, Any] | None) -> tuple[list[Outcome], dict[str, Any], bool]:
         """Block ``block``'s outcomes, the pipeline's state after it, and whether the pipeline ended; ``before`` is
         the state before it, where the workers go on from if one dies and there is no room to replace it."""
         while True:
@@ -202,7 +203,7 @@ class InputWorkers:
         while len(worker.calls) < self._buffer:
             worker.calls.append(worker.actor.blocks.remote(self._units))
 
-    def _replace(self, worker: _Worker, block: int, before: dict | None) -> None:
+    def _replace(self, worker: _Worker, block: int, before: dict[str, Any] | None) -> None:
         """A worker died: a new actor goes on from the last state received from it; with no room for one, the other
         workers take over (from ``block`` on, which ``before`` is the state before)."""
         pool = self._pool

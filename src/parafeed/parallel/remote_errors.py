@@ -14,7 +14,8 @@ class RemoteTraceback(Exception):
     """The traceback of an exception raised in a worker process (set as the exception's ``__cause__``)."""
 
     def __str__(self) -> str:
-        return "\n\n" + self.args[0]
+        text: str = self.args[0]
+        return "\n\n" + text
 
 
 def pack_error(err: BaseException) -> tuple[bytes, str]:
@@ -36,7 +37,7 @@ def unpack_error(packed: tuple[bytes, str]) -> BaseException:
     classes by value and maps them back to the original), with the worker's traceback as its cause."""
     blob, text = packed
     try:
-        err = pickle.loads(blob)
+        err: BaseException = pickle.loads(blob)
     except Exception as failure:
         err = RuntimeError(f"an exception that could not be sent back from the worker ({failure!r}): {text}")
     err.__cause__ = RemoteTraceback(text)

@@ -20,15 +20,15 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, cast
 
 from parafeed.core.dataset import AUTOTUNE
 from parafeed.core.functions import user_error
 from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
-from parafeed.core.positions import PositionMarks, position, seek
+from parafeed.core.positions import Mark, PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
 from parafeed.parallel.autotune import ParallelismTuner, task_size
-from parafeed.parallel.executor import FATAL, MakeExecutor
+from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
 from parafeed.parallel.threads import watch_stop
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
@@ -48,8 +48,16 @@ class _Shared:
         self.stop = False
         self.starts: dict[int, int] = {}  # chunk seq -> index of its first input element
         self.upstream: set[int] = set()  # seqs carrying an error raised by the input, not by the function
-        self.states: dict[int, tuple] = {}  # seq -> the input's position before the chunk (a PositionMarks mark)
-        self.results: queue.SimpleQueue = queue.SimpleQueue()
+        self.states: dict[int, Mark] = {}  # seq -> the input's position before the chunk (a PositionMarks mark)
+        self.results: ResultQueue = queue.SimpleQueue()
+
+
+class SerialMap(Protocol):
+    """What ``make_serial`` returns: an iterator mapping inline, whose ``index`` counts the elements it mapped."""
+
+    index: int
+
+    def __next__(self) -> Any: ...
 
 
 def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, executor: Any) -> None:
@@ -63,7 +71,8 @@ def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, execut
                 if shared.stop:
                     return
                 shared.in_flight += 1
-            chunk, error, ended = [], None, False
+            chunk: list[Any] = []
+            error, ended = None, False
             before = marks.mark(produced)
             for _ in range(shared.chunk):
                 try:
@@ -103,6 +112,8 @@ def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, execut
 class ParallelMapIterator(DatasetIterator):
     """``fn`` over the parent's elements on an executor (threads or processes), ordered or first-finished."""
 
+    _workers: int  # the workers asked of the executor (set when it starts)
+
     def __init__(
         self,
         parent: DatasetIterator,
@@ -114,7 +125,7 @@ class ParallelMapIterator(DatasetIterator):
         deterministic: bool | None,
         make_executor: MakeExecutor,
         task_seconds: float,
-        make_serial: Callable[[DatasetIterator, int], DatasetIterator] | None = None,
+        make_serial: Callable[[DatasetIterator, int], SerialMap] | None = None,
         depth: int = 1,
         order_fixed: bool = False,
         max_parallelism: int | None = None,
@@ -151,22 +162,22 @@ class ParallelMapIterator(DatasetIterator):
         # AUTOTUNE on threads times the function first (probe), then maps inline or in parallel
         self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
         self._make_serial = make_serial
-        self._serial: DatasetIterator | None = None
+        self._serial: SerialMap | None = None
         self._probe_count, self._probe_time = -1, 0.0  # calls timed (-1: none yet), their seconds
         self._executor: Any = None
         self._shared: _Shared | None = None
         self._feeder: threading.Thread | None = None
-        self._current: collections.deque = collections.deque()
-        self._done: dict[int, tuple[list, float]] = {}  # finished chunks not yet taken, by seq
-        self._arrived: collections.deque = collections.deque()  # seqs in completion order (non-deterministic)
+        self._current: collections.deque[tuple[int, Outcome]] = collections.deque()
+        self._done: dict[int, tuple[list[Outcome], float]] = {}  # finished chunks not yet taken, by seq
+        self._arrived: collections.deque[int] = collections.deque()  # seqs in completion order (non-deterministic)
         self._next_seq = 0
         self._end: int | None = None
         self._per_element = 0.0  # measured seconds per element (EWMA)
         self._index = 0  # elements mapped inline
         self._base = 0  # input index of the first element fed to the executor
         self._closed = False
-        self._at: tuple = (None, None)  # the input's state before the current chunk, and elements taken since
-        self._taken = 0
+        self._at: Mark = (None, None, 0)  # the input's position before the current chunk (a PositionMarks mark) ...
+        self._taken = 0  # ... and the elements taken since
         self._first = 0  # input index of the current chunk's first element
 
     # ------------------------------------------------------------------ consumer
@@ -210,14 +221,14 @@ class ParallelMapIterator(DatasetIterator):
             if self._probe_count > 0 and (self._probe_count >= PROBE_ELEMENTS or self._probe_time >= PROBE_SECONDS):
                 self._per_element = self._probe_time / self._probe_count
                 self._mode = _PARALLEL
-                if self._per_element < INLINE_BELOW:
+                if self._per_element < INLINE_BELOW and self._make_serial is not None:  # (not None in a probe)
                     self._serial = self._make_serial(self._parent, self._index)
         return y
 
-    def _error(self, index: int, err: BaseException) -> BaseException:
+    def _error(self, index: int, err: Exception) -> BaseException:
         if isinstance(err, _Passthrough):
             return err.error
-        return user_error(err, self._step, self._user_fn, index)  # type: ignore[arg-type]
+        return user_error(err, self._step, self._user_fn, index)
 
     def _take_ready(self) -> bool:
         """Move the next finished chunk (by order, or by arrival) to ``_current``; False if none is ready."""
@@ -248,8 +259,9 @@ class ParallelMapIterator(DatasetIterator):
         return True
 
     def _receive(self) -> None:
+        shared = cast(_Shared, self._shared)  # started before anything is received
         start = time.perf_counter()
-        seq, payload, seconds = self._shared.results.get()  # type: ignore[union-attr]
+        seq, payload, seconds = shared.results.get()
         waited = time.perf_counter() - start
         if seq == _END:
             self._end = payload
@@ -262,7 +274,7 @@ class ParallelMapIterator(DatasetIterator):
             if payload and seconds:
                 per = seconds / len(payload)
                 self._per_element = per if not self._per_element else 0.8 * self._per_element + 0.2 * per
-                self._shared.chunk = task_size(self._per_element, self._target)  # type: ignore[union-attr]
+                shared.chunk = task_size(self._per_element, self._target)
             stage = self.stage
             if stage is not None:
                 stage.worker_time += seconds
@@ -273,16 +285,16 @@ class ParallelMapIterator(DatasetIterator):
             if value > self._workers:  # processes are started as AUTOTUNE asks for them
                 self._workers = value
                 self._executor.grow(value)
-            if value * self._depth != self._shared.limit:  # type: ignore[union-attr]
-                with self._shared.cond:  # type: ignore[union-attr]
-                    self._shared.limit = value * self._depth  # type: ignore[union-attr]
-                    self._shared.cond.notify()  # type: ignore[union-attr]
+            if value * self._depth != shared.limit:
+                with shared.cond:
+                    shared.limit = value * self._depth
+                    shared.cond.notify()
             if self.stage is not None:
                 self.stage.parallelism = value
 
     # ------------------------------------------------------------------ checkpoints
 
-    def _get_state(self) -> dict:
+    def _get_state(self) -> dict[str, Any]:
         if self._shared is None:  # the consumer's thread owns the input
             index = self._index if self._serial is None else self._serial.index
             return {**position(self._parent.get_state(), 0), "index": index}
@@ -294,7 +306,7 @@ class ParallelMapIterator(DatasetIterator):
         at, error, since = self._at
         return {**position(at, since + self._taken, error), "index": self._first + self._taken}
 
-    def _set_state(self, state: dict) -> None:
+    def _set_state(self, state: dict[str, Any]) -> None:
         if self._shared is not None or self._serial is not None:
             raise StateError(
                 f"set_state(): {self._step} has started; restore a state into a new iterator (iter(ds)) before "

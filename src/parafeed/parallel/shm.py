@@ -18,7 +18,7 @@ import struct
 import time
 from collections.abc import Callable
 from multiprocessing import shared_memory
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from parafeed.values import buffers
 OUT_OF_BAND_MIN = 4096  # buffers smaller than this stay inside the pickle
 _HEADER = 64  # two u64 counters (bytes written, bytes consumed), padded to a cache line
 _COUNTERS = struct.Struct("<QQ")
+
+Encoded = tuple[bytes | None, int | None, list[int] | None]
+"""An object's message (:func:`encode`): ``(pickle, None, None)``, or its buffers' ``(position, sizes)`` in the ring
+with the pickle (None when it went into the ring first)."""
 
 
 class RingClosed(Exception):
@@ -48,13 +52,20 @@ class ShmRing:
         self.capacity = self._shm.size - _HEADER
         self._unlinked = False
         if self._owner:
-            _COUNTERS.pack_into(self._shm.buf, 0, 0, 0)
+            _COUNTERS.pack_into(self._buf, 0, 0, 0)
+
+    @property
+    def _buf(self) -> memoryview:
+        """The segment's memory (a SharedMemory's ``buf`` is None only once it is closed)."""
+        return cast(memoryview, self._shm.buf)
 
     def _written(self) -> int:
-        return _COUNTERS.unpack_from(self._shm.buf, 0)[0]
+        written: int = _COUNTERS.unpack_from(self._buf, 0)[0]
+        return written
 
     def _consumed(self) -> int:
-        return _COUNTERS.unpack_from(self._shm.buf, 0)[1]
+        consumed: int = _COUNTERS.unpack_from(self._buf, 0)[1]
+        return consumed
 
     def write(self, buffers: list[memoryview], should_stop: Callable[[], bool]) -> tuple[int, list[int]]:
         """Copy ``buffers`` contiguously into the ring, waiting for space; returns (position, sizes)."""
@@ -71,7 +82,7 @@ class ShmRing:
                 raise RingClosed
             time.sleep(delay)
             delay = min(delay * 2, 1e-3)
-        buf = self._shm.buf
+        buf = self._buf
         at += _HEADER
         for b in buffers:
             n = b.nbytes
@@ -85,9 +96,10 @@ class ShmRing:
         total = sum(sizes)
         at = _HEADER + position % self.capacity
         out = buffers.empty((total,), np.uint8)  # recycled memory for large results: no fresh pages to fault in
-        out[:] = np.frombuffer(self._shm.buf, np.uint8, total, at)
-        struct.pack_into("<Q", self._shm.buf, 8, position + total)
-        view, parts, offset = memoryview(out), [], 0
+        out[:] = np.frombuffer(self._buf, np.uint8, total, at)
+        struct.pack_into("<Q", self._buf, 8, position + total)
+        view, offset = out.data, 0
+        parts: list[memoryview] = []
         for n in sizes:
             parts.append(view[offset : offset + n])
             offset += n
@@ -145,12 +157,12 @@ def unlink_segment(name: str) -> None:
 
 def _attach(name: str) -> Any:
     try:
-        return shared_memory.SharedMemory(name=name, track=False)  # type: ignore[call-arg]
+        return shared_memory.SharedMemory(name=name, track=False)  # type: ignore[call-arg]  # Python >= 3.13's argument
     except TypeError:
         return _Attached(name)
 
 
-def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> tuple:
+def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> Encoded:
     """A small message for ``obj``: its pickle, with large buffers placed in ``ring``; a large pickle (``bytes``
     and ``str`` are pickled in band) goes into the ring too, so the message never fills the pipe and blocks."""
     buffers: list[memoryview] = []
@@ -182,10 +194,11 @@ def _dumps(obj: Any, buffer_callback: Any = None, retrying: Callable[[], None] =
         import cloudpickle
 
         retrying()
-        return cloudpickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)
+        pickled: bytes = cloudpickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)
+        return pickled
 
 
-def decode(message: tuple, ring: ShmRing) -> Any:
+def decode(message: tuple[Any, ...], ring: ShmRing) -> Any:
     """The object :func:`encode` described, its buffers copied out of ``ring``."""
     payload, position, sizes = message
     if position is None:

@@ -13,10 +13,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.core.positions import PositionMarks, position
-from parafeed.parallel.executor import MakeExecutor, Outcome
+from parafeed.core.positions import Mark, PositionMarks, position
+from parafeed.parallel.executor import MakeExecutor, Outcome, ResultQueue
 
 _STOP = None
+TaskQueue = queue.SimpleQueue[tuple[int, list[Any]] | None]  # (seq, chunk), or _STOP
 _local = threading.local()
 
 
@@ -32,10 +33,10 @@ def watch_stop(check: Callable[[], bool]) -> None:
     _local.stop = check
 
 
-def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list[Outcome], float]:
+def run_chunk(fn: Callable[[Any], Any], chunk: list[Any]) -> tuple[list[Outcome], float]:
     """``[(True, fn(x)) or (False, exception)]`` for the chunk's elements, and the seconds it took."""
     start = time.perf_counter()
-    outcomes = []
+    outcomes: list[Outcome] = []
     for x in chunk:
         try:
             outcomes.append((True, fn(x)))
@@ -44,7 +45,7 @@ def run_chunk(fn: Callable[[Any], Any], chunk: list) -> tuple[list[Outcome], flo
     return outcomes, time.perf_counter() - start
 
 
-def _work(tasks: queue.SimpleQueue, results: queue.SimpleQueue, fn: Callable[[Any], Any]) -> None:
+def _work(tasks: TaskQueue, results: ResultQueue, fn: Callable[[Any], Any]) -> None:
     # no local may outlive the hand-off: an exception kept here would keep its traceback, and through it the
     # consuming iterator, alive while this thread waits
     while (task := tasks.get()) is not _STOP:
@@ -55,7 +56,7 @@ def _work(tasks: queue.SimpleQueue, results: queue.SimpleQueue, fn: Callable[[An
 def thread_executor_factory(fn: Callable[[Any], Any]) -> MakeExecutor:
     """``make(workers, results)`` for the runner: threads applying ``fn`` (element -> result)."""
 
-    def make(workers: int, results: queue.SimpleQueue) -> ThreadExecutor:
+    def make(workers: int, results: ResultQueue) -> ThreadExecutor:
         return ThreadExecutor(fn, workers, results)
 
     return make
@@ -66,8 +67,8 @@ class ThreadExecutor:
 
     kind = "thread"
 
-    def __init__(self, fn: Callable[[Any], Any], workers: int, results: queue.SimpleQueue):
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+    def __init__(self, fn: Callable[[Any], Any], workers: int, results: ResultQueue):
+        self._tasks: TaskQueue = queue.SimpleQueue()
         self._fn = fn
         self._results = results
         self._threads: list[threading.Thread] = []
@@ -80,7 +81,7 @@ class ThreadExecutor:
             t.start()
             self._threads.append(t)
 
-    def submit(self, seq: int, chunk: list) -> None:
+    def submit(self, seq: int, chunk: list[Any]) -> None:
         self._tasks.put((seq, chunk))
 
     def close(self) -> None:
@@ -99,7 +100,7 @@ class _Failure:
 
     __slots__ = ("error", "state")
 
-    def __init__(self, error: BaseException, state: tuple):
+    def __init__(self, error: BaseException, state: Mark):
         self.error = error
         self.state = state
 
@@ -107,7 +108,7 @@ class _Failure:
 CHUNK_SECONDS = 0.001  # a chunk of a BackgroundIterator is handed over at the latest this long after its first item
 
 
-def _produce(source: Any, marks: PositionMarks, out: queue.Queue, stop: threading.Event,
+def _produce(source: Any, marks: PositionMarks, out: queue.Queue[list[Any]], stop: threading.Event,
              limit: threading.Semaphore | None, chunk: int) -> None:  # fmt: skip
     """Thread body: pull from ``source`` into ``out`` (lists of up to ``chunk`` items, each after the source's
     position before its first item, a :class:`PositionMarks` mark) until the end or ``stop``.
@@ -119,7 +120,7 @@ def _produce(source: Any, marks: PositionMarks, out: queue.Queue, stop: threadin
     produced = 0  # elements in the last hand-over
     try:
         while not stop.is_set():
-            items: list = [marks.mark(produced)]
+            items: list[Any] = [marks.mark(produced)]
             started = 0.0
             while len(items) <= chunk:
                 if limit is not None:
@@ -166,12 +167,12 @@ class BackgroundIterator:
 
     def __init__(self, source: Any, size: int, name: str, limit: threading.Semaphore | None = None, chunk: int = 1,
                  order_fixed: bool = False):  # fmt: skip
-        self._queue: queue.Queue = queue.Queue(maxsize=size)
+        self._queue: queue.Queue[list[Any]] = queue.Queue(maxsize=size)
         self._stop = threading.Event()
         self._done = False
-        self._items: collections.deque = collections.deque()
+        self._items: collections.deque[Any] = collections.deque()
         marks = PositionMarks(source, throttled=order_fixed)
-        self._at: tuple = (*marks.first, 0)  # the mark of the current hand-over (state, error, produced since) ...
+        self._at: Mark = (*marks.first, 0)  # the mark of the current hand-over (state, error, produced since) ...
         self._taken = 0  # ... and how many of its items were taken
         self._thread = threading.Thread(
             target=_produce, args=(source, marks, self._queue, self._stop, limit, chunk), name=name, daemon=True
@@ -221,7 +222,7 @@ class BackgroundIterator:
         self._taken += 1
         return item
 
-    def get_state(self) -> dict:
+    def get_state(self) -> dict[str, Any]:
         """The consumer's position: the source's state before the current hand-over and the items taken since
         (see :func:`parafeed.checkpoint.seek`)."""
         at, error, since = self._at

@@ -163,7 +163,9 @@ class FileReaderDataset(Dataset):
         if self._num_parallel_reads is None:
             return np.concatenate([np.arange(starts[k], starts[k + 1]) for k in files] or [np.zeros(0, np.int64)])
         order = Dataset.from_tensor_slices(np.asarray(files, np.int64)).interleave(
-            lambda k: Dataset.range(starts[k], starts[k + 1]), cycle_length=self._num_parallel_reads, block_length=1
+            lambda k: Dataset.range(int(starts[k]), int(starts[k + 1])),
+            cycle_length=self._num_parallel_reads,
+            block_length=1,
         )  # the reader's own interleave order, over positions instead of records
         return np.fromiter(order, np.int64)
 

@@ -12,7 +12,7 @@ seed gives the same order in every run and process, but not tf.data's order
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -70,7 +70,8 @@ class MixtureDataset(Dataset):
     def order_seed(self, scope: Scope) -> list[int]:
         """The seed words of this run's picks: the seed (as the run knows it), plus the iteration and ``repeat``
         epochs with ``rerandomize_each_iteration``."""
-        seed = (scope.run.seed_for(self) if scope.run is not None else self.seed) & (2**63 - 1)
+        own = cast(int, self.seed)  # (only mixtures that draw have an order: they have a seed)
+        seed = (scope.run.seed_for(self) if scope.run is not None else own) & (2**63 - 1)
         return [seed, _SALT, scope.iteration, *scope.epochs] if self._rerandomize else [seed, _SALT]
 
     def _make_iterator(self) -> DatasetIterator:
@@ -136,12 +137,13 @@ class _MixtureIterator(DatasetIterator):
         mode = self._node._mode
         if mode == "constant":
             if self._cumulative is None:
-                self._cumulative = np.cumsum(self._node._weights[self._active])
+                weights = cast(np.ndarray, self._node._weights)  # (given in constant mode)
+                self._cumulative = np.cumsum(weights[self._active])
             total = float(self._cumulative[-1])
             k = int(np.searchsorted(self._cumulative, self._draws.next() * total, side="right"))
             return self._active[min(k, len(self._active) - 1)]
         try:
-            chosen = next(self._selector)
+            chosen = next(self._selector)  # type: ignore[arg-type]  # given in these modes (no cast per element)
         except StopIteration:
             self._finish()
             raise
@@ -229,11 +231,12 @@ def sample_from_datasets(
     step = "sample_from_datasets()"
     datasets = _datasets_arg(step, datasets)
     seed_value, _ = draw_seed(step, seed)
-    common = {"stop_on_empty_dataset": _bool_arg(step, "stop_on_empty_dataset", stop_on_empty_dataset),
+    common: dict[str, Any] = {"stop_on_empty_dataset": _bool_arg(step, "stop_on_empty_dataset", stop_on_empty_dataset),
               "seed": seed_value, "rerandomize": bool(rerandomize_each_iteration)}  # fmt: skip
     if isinstance(weights, Dataset):
         _check_weights_spec(step, weights.element_spec, len(datasets))
         return MixtureDataset(datasets, step, "weights", selector=weights, **common)
+    w: np.ndarray | None
     if weights is None:
         w = np.ones(len(datasets))
     else:

@@ -38,7 +38,7 @@ class RandomDataset(Dataset):
                  name: str | None = None):  # fmt: skip
         super().__init__(name=name)
         self._seeded = seed is not None
-        self.seed = secrets.randbits(63) if seed is None else as_int("random()", "seed", seed)
+        self.seed: int = secrets.randbits(63) if seed is None else as_int("random()", "seed", seed)
         if rerandomize_each_iteration is not None and not isinstance(rerandomize_each_iteration, (bool, np.bool_)):
             raise InvalidArgumentError(
                 "random(): `rerandomize_each_iteration` must be None, True or False, got "

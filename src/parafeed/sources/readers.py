@@ -13,7 +13,7 @@ import glob
 import gzip
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def _valid_float(text: str, dtype: Any) -> bool:
         return False
 
 
-_INFERENCE = [
+_INFERENCE: list[tuple[Any, Callable[[str], bool]]] = [
     (np.int32, lambda s: _valid_int(s, np.int32)),
     (np.int64, lambda s: _valid_int(s, np.int64)),
     (np.float32, lambda s: _valid_float(s, np.float32)),
@@ -101,7 +101,7 @@ def _column_names(files: list[str], compression: str, encoding: str, delim: str,
                 f"All input CSV files should have the same column names in the header row. File {path} has "
                 "different column names."
             )
-    return names  # type: ignore[return-value]
+    return cast("list[str]", names)  # (file_names gives one file at least)
 
 
 def _infer_defaults(files: list[str], n: int, select: list[int] | None, args: dict) -> list:
@@ -246,14 +246,14 @@ class ParseExampleDataset(Dataset):
         self._parsed = parent.map(lambda s: parse_example(s, self._features), num_parallel_calls=num_parallel_calls,
                                   deterministic=deterministic)  # fmt: skip
 
-    def with_parents(self, *parents: Dataset) -> Dataset:
+    def with_parents(self, *parents: Dataset) -> ParseExampleDataset:
         return ParseExampleDataset(parents[0], self._features, self._calls, self._deterministic)
 
     def _element_spec(self) -> Any:
         from parafeed.io.feature_specs import FixedLenFeature, VarLenFeature
         from parafeed.values.sparse import SparseTensorSpec
 
-        out = {}
+        out: dict[str, Any] = {}
         for key in sorted(self._specs):
             spec = self._specs[key]
             dtype = spec.dtype

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -221,7 +221,7 @@ def npz_source(path: str, label: str | None) -> Source:
     for k, a in arrays.items():
         kind = "string" if a.dtype.kind in "USO" else "float32" if a.dtype.kind == "f" else "int64"
         features[k] = {"dtype": kind, "shape": list(a.shape[1:])}
-    n = next(iter(sizes.values()))
+    n = cast(int, next(iter(sizes.values())))  # (not None: checked above)
     return Source("npz", path, [(path, i) for i in range(n)], labels, names, features, encode_npz_row)
 
 
@@ -356,8 +356,8 @@ def convert(
         raise InvalidArgumentError(f"convert: {out} already holds shards named {name}-*; pass --overwrite to replace")
     if os.path.exists(manifest_path):
         os.remove(manifest_path)  # from here on, the set is incomplete until the new manifest is written
-    for f in existing:
-        os.remove(os.path.join(out, f))
+    for old in existing:
+        os.remove(os.path.join(out, old))
 
     if os.path.isdir(src):
         source = image_folder_source(src, verify=verify, workers=workers, progress=progress)
@@ -410,9 +410,10 @@ def convert(
     }
     if source.labels is not None:  # every record's label, in shard order: lets replicas split by class for free
         labels_path = os.path.join(out, name + LABELS_SUFFIX)
-        with open(labels_path + ".tmp", "wb") as f:
-            np.savez(f, **{f"shard_{s:05d}": np.array([source.labels[i] for i in idx], np.int64)
-                           for s, idx in enumerate(plan)})  # fmt: skip
+        with open(labels_path + ".tmp", "wb") as labels_file:
+            shard_labels: dict[str, Any] = {f"shard_{s:05d}": np.array([source.labels[i] for i in idx], np.int64)
+                                            for s, idx in enumerate(plan)}  # fmt: skip
+            np.savez(labels_file, **shard_labels)
         os.replace(labels_path + ".tmp", labels_path)
         manifest["labels_file"] = os.path.basename(labels_path)
     tmp = manifest_path + f".tmp-{os.getpid()}"

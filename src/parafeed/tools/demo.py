@@ -189,7 +189,7 @@ def run(workdir: str = "parafeed-demo", epochs: int = 8, replicas: int = 2, glob
         correct += int((np.argmax(model(x, training=False), axis=1) == y).sum())
         total += len(y)
     title = f"digits: what each of {n} replicas trained on in epoch 1 (balance='labels')"
-    result = {
+    result: dict[str, Any] = {
         "accuracy": correct / total,
         "samples_per_second": global_batch * steps * max(epochs - 1, 1) / trained,
         "input_wait": (feed.waited - waited_before) / trained,

@@ -109,7 +109,7 @@ def format_reports(reports: list[FileReport]) -> str:
             lines.append(f"  {key}: {s['kind']} x {count}")
         if r.not_examples:
             lines.append(f"  ({r.not_examples} of the first records are not tf.train.Example)")
-    totals = Counter()
+    totals: Counter[Any] = Counter()
     for r in reports:
         totals.update(r.labels)
     if totals:

@@ -21,7 +21,7 @@ KEEP_PER_SIZE = 4  # blocks kept per size
 KEEP_BYTES = 512 << 20  # blocks kept in all
 
 _lock = threading.Lock()
-_free: dict[int, collections.deque] = {}
+_free: dict[int, collections.deque[np.ndarray]] = {}
 _kept = 0
 
 
@@ -31,7 +31,7 @@ class _Block:
 
     __slots__ = ("__array_interface__", "_home", "_raw")
 
-    def __init__(self, raw: np.ndarray, shape: tuple, dtype: np.dtype, home: Callable[[np.ndarray], None]):
+    def __init__(self, raw: np.ndarray, shape: tuple[int, ...], dtype: np.dtype, home: Callable[[np.ndarray], None]):
         self._raw = raw
         self._home = home
         self.__array_interface__ = {
@@ -42,7 +42,7 @@ class _Block:
         self._home(self._raw)
 
 
-def recycled(raw: np.ndarray, shape: tuple, dtype: Any, home: Callable[[np.ndarray], None]) -> np.ndarray:
+def recycled(raw: np.ndarray, shape: tuple[int, ...], dtype: Any, home: Callable[[np.ndarray], None]) -> np.ndarray:
     """An array of ``shape`` and ``dtype`` over ``raw`` (bytes, C-contiguous); ``home(raw)`` is called when the
     last array or view using it is garbage-collected."""
     return np.asarray(_Block(raw, tuple(shape), np.dtype(dtype), home))
@@ -57,7 +57,7 @@ def _give_back(raw: np.ndarray) -> None:
             _kept += raw.nbytes
 
 
-def empty(shape: tuple, dtype: Any) -> np.ndarray:
+def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """An uninitialised array like ``np.empty``, its memory recycled when big enough."""
     global _kept
     dtype = np.dtype(dtype)

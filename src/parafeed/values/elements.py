@@ -85,10 +85,13 @@ def to_leaf(value: Any, what: str = "element") -> Any:
 
 
 def _python_int(value: int, what: str) -> np.integer:
+    scalar: np.integer  # (annotated: numpy's stubs give Any on Python 3.10)
     if _INT32.min <= value <= _INT32.max:
-        return np.int32(value)
+        scalar = np.int32(value)
+        return scalar
     if _INT64.min <= value <= _INT64.max:
-        return np.int64(value)
+        scalar = np.int64(value)
+        return scalar
     raise ElementTypeError(f"{what}: Python int {value} does not fit in int64")
 
 
@@ -119,7 +122,7 @@ def strings_to_object(arr: np.ndarray, what: str = "element") -> np.ndarray:
     return out
 
 
-def _list_leaf(value: list, what: str) -> Any:
+def _list_leaf(value: list[Any], what: str) -> Any:
     if not value:
         return np.zeros((0,), np.float32)  # tf.constant([]) is float32
     try:
@@ -148,15 +151,16 @@ def _list_leaf(value: list, what: str) -> Any:
     return _array_leaf(arr, what)
 
 
-def _list_leaves(value: Any) -> list:
+def _list_leaves(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _list_leaves(v)]
     if isinstance(value, np.ndarray):
-        return value.reshape(-1).tolist()
+        leaves: list[Any] = value.reshape(-1).tolist()
+        return leaves
     return [value]
 
 
-def _numpy_ints(value: Any) -> list:
+def _numpy_ints(value: Any) -> list[np.dtype]:
     """The dtypes of the NumPy integers (scalars or arrays) in a nested list."""
     if isinstance(value, (list, tuple)):
         return [d for v in value for d in _numpy_ints(v)]

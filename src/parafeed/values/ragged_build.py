@@ -52,7 +52,7 @@ def constant(pylist: Any, dtype: Any = None, ragged_rank: int | None = None,
     return RaggedTensor.from_nested_row_splits(flat, splits)
 
 
-def _as_list(x: Any) -> list:
+def _as_list(x: Any) -> list[Any]:
     if isinstance(x, np.ndarray):
         return list(x)
     if not isinstance(x, (list, tuple)):
@@ -72,7 +72,7 @@ def _depth(x: Any) -> int:
     return 0
 
 
-def stack(leaves: list, row_splits_dtype: np.dtype | None, step: str, component: str = "0") -> RaggedTensor:
+def stack(leaves: list[Any], row_splits_dtype: np.dtype | None, step: str, component: str = "0") -> RaggedTensor:
     """Batch ``leaves`` (RaggedTensors of one ragged rank, or arrays: ragged rank 0) into a RaggedTensor with one
     more ragged dimension; new row splits are ``row_splits_dtype`` (for arrays) or the leaves' own."""
     nested = [leaf.nested_row_splits if isinstance(leaf, RaggedTensor) else () for leaf in leaves]
@@ -97,7 +97,7 @@ def stack(leaves: list, row_splits_dtype: np.dtype | None, step: str, component:
     return RaggedTensor.from_nested_row_splits(values, levels, validate=False)
 
 
-def _concat_splits(parts: list) -> np.ndarray:
+def _concat_splits(parts: list[np.ndarray]) -> np.ndarray:
     """Splits of consecutive pieces joined: each piece's splits shifted by the values before it."""
     out = [parts[0][:1] * 0]
     offset = 0

@@ -81,7 +81,7 @@ class RaggedTensorSpec:
             return TensorSpec(shape, self.dtype)
         return RaggedTensorSpec(shape, self.dtype, self.ragged_rank - 1, self.row_splits_dtype)
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return (self.shape, self.dtype, self.ragged_rank, self.row_splits_dtype)
 
     def __eq__(self, other: object) -> bool:

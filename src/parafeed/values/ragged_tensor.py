@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -119,7 +119,7 @@ class RaggedTensor:
         result = flat_values
         for splits in reversed(list(nested_row_splits)):
             result = cls.from_row_splits(result, splits, validate)
-        return result
+        return cast(RaggedTensor, result)  # (one row_splits at least)
 
     @classmethod
     def from_nested_row_lengths(cls, flat_values: Any, nested_row_lengths: Any, validate: bool = True) -> RaggedTensor:
@@ -127,7 +127,7 @@ class RaggedTensor:
         result = flat_values
         for lengths in reversed(list(nested_row_lengths)):
             result = cls.from_row_lengths(result, lengths, validate)
-        return result
+        return cast(RaggedTensor, result)  # (flat_values itself when no row_lengths are given)
 
     @classmethod
     def from_tensor(cls, tensor: Any, lengths: Any = None, ragged_rank: int = 1,
@@ -140,7 +140,7 @@ class RaggedTensor:
                 f"RaggedTensor.from_tensor(): ragged_rank must be > 0 and < rank {arr.ndim}, got {ragged_rank}"
             )
         if lengths is None:
-            return from_dense(arr, ragged_rank, splits_dtype(row_splits_dtype))
+            return cast(RaggedTensor, from_dense(arr, ragged_rank, splits_dtype(row_splits_dtype)))  # (ragged_rank > 0)
         if ragged_rank != 1:
             raise InvalidArgumentError("RaggedTensor.from_tensor(): `lengths` is supported with ragged_rank=1 only")
         lengths = np.minimum(_as_partition(lengths, "lengths", row_splits_dtype), arr.shape[1])
@@ -151,7 +151,7 @@ class RaggedTensor:
 
     @property
     def flat_values(self) -> np.ndarray:
-        values = self.values
+        values: np.ndarray | RaggedTensor = self.values
         while isinstance(values, RaggedTensor):
             values = values.values
         return values
@@ -177,7 +177,7 @@ class RaggedTensor:
         return self.row_splits.dtype
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int | None, ...]:
         """``(nrows, None, ..., *uniform inner dimensions)``: ``None`` for every ragged dimension."""
         return (self.nrows(), *[None] * self.ragged_rank, *self.flat_values.shape[1:])
 
@@ -206,7 +206,7 @@ class RaggedTensor:
 
     # ------------------------------------------------------------------ conversions
 
-    def to_list(self) -> list:
+    def to_list(self) -> list[Any]:
         """Nested Python lists of the values (as ``tf.RaggedTensor.to_list``)."""
         values = self.values.to_list() if isinstance(self.values, RaggedTensor) else self.values.tolist()
         s = self.row_splits.tolist()
@@ -290,7 +290,7 @@ class RaggedTensor:
             and np.array_equal(self.flat_values, other.flat_values)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as __eq__ compares values (typeshed's is a method)
 
     def __repr__(self) -> str:
         return f"<pf.RaggedTensor {self.to_list()!r:.300}>"
@@ -300,7 +300,7 @@ def _rows_of(values: Any, start: Any, stop: Any) -> Any:
     return values[int(start) : int(stop)]
 
 
-def from_dense(arr: np.ndarray, ragged_rank: int, row_splits_dtype: np.dtype) -> Any:
+def from_dense(arr: np.ndarray, ragged_rank: int, row_splits_dtype: np.dtype) -> np.ndarray | RaggedTensor:
     """``arr`` with its first ``ragged_rank + 1`` dimensions as rows of uniform length (0: ``arr`` itself)."""
     if ragged_rank == 0:
         return arr

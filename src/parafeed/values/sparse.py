@@ -150,7 +150,7 @@ class SparseTensor:
             and np.array_equal(self.values, other.values)
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as __eq__ compares values (typeshed's is a method)
 
     def __repr__(self) -> str:
         return (
@@ -180,14 +180,15 @@ def _values(values: Any) -> np.ndarray:
     if not isinstance(values, np.ndarray) or values.ndim != 1:
         raise InvalidArgumentError(f"SparseTensor: `values` must have rank 1, got {values!r:.80}")
     if values.dtype.kind in "US":
-        return to_leaf(values, "SparseTensor values")
+        strings: np.ndarray = to_leaf(values, "SparseTensor values")
+        return strings
     return values
 
 
 # ------------------------------------------------------------------------------------ batching and unbatching
 
 
-def stack_sparse(tensors: list, step: str, component: str = "0") -> SparseTensor:
+def stack_sparse(tensors: list[Any], step: str, component: str = "0") -> SparseTensor:
     """One sparse tensor of rank + 1 from same-rank sparse tensors (the ``batch`` of sparse elements)."""
     first = tensors[0]
     rank, dtype = len(first.dense_shape), first.values.dtype

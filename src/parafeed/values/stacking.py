@@ -18,7 +18,7 @@ from parafeed.values.structure import STRING, flatten, is_nested, pack_as, same_
 # ---------------------------------------------------------------------------------------------- elements -> batch
 
 
-def stack_leaves(leaves: list, step: str, component: str = "0") -> np.ndarray:
+def stack_leaves(leaves: list[Any], step: str, component: str = "0") -> np.ndarray | SparseTensor | RaggedTensor:
     """Stack same-shaped leaves into one array; a clear error names the first element that differs."""
     first = leaves[0]
     if type(first) is SparseTensor:
@@ -47,7 +47,7 @@ def stack_leaves(leaves: list, step: str, component: str = "0") -> np.ndarray:
     return out
 
 
-def _raise_mismatch(leaves: list, step: str, component: str) -> None:
+def _raise_mismatch(leaves: list[Any], step: str, component: str) -> None:
     first_shape = np.shape(leaves[0])
     for i, leaf in enumerate(leaves):
         if type(leaf) is SparseTensor:
@@ -67,7 +67,7 @@ def _raise_mismatch(leaves: list, step: str, component: str) -> None:
     raise ElementTypeError(f"{step}: component {component} mixes strings and numbers or dtypes that cannot be stacked")
 
 
-def stack_elements(elements: list, step: str) -> Any:
+def stack_elements(elements: list[Any], step: str) -> Any:
     """Stack a list of elements of the same structure into one batched element."""
     first = elements[0]
     if not is_nested(first):
@@ -84,7 +84,7 @@ def stack_elements(elements: list, step: str) -> Any:
     return pack_as(first, [stack_leaves([f[j] for f in flats], step, str(j)) for j in range(width)])
 
 
-def _raise_structure(elements: list, step: str) -> None:
+def _raise_structure(elements: list[Any], step: str) -> None:
     for i, e in enumerate(elements):
         if not same_structure(elements[0], e):
             raise ElementTypeError(
@@ -96,7 +96,7 @@ def _raise_structure(elements: list, step: str) -> None:
 # ---------------------------------------------------------------------------------------------- batch -> rows
 
 
-def split_rows(element: Any, step: str) -> list:
+def split_rows(element: Any, step: str) -> list[Any]:
     """The rows of a batched element, each an element."""
     if not is_nested(element):
         if type(element) is SparseTensor:
@@ -144,7 +144,7 @@ def _slice_leaf(leaf: Any, start: int, stop: int) -> Any:
     return leaf[start:stop]
 
 
-def _concat_leaves(leaves: list) -> Any:
+def _concat_leaves(leaves: list[Any]) -> Any:
     return concat_sparse(leaves) if type(leaves[0]) is SparseTensor else np.concatenate(leaves)
 
 
@@ -155,7 +155,7 @@ def slice_rows(element: Any, start: int, stop: int) -> Any:
     return pack_as(element, [_slice_leaf(leaf, start, stop) for leaf in flatten(element)])
 
 
-def concat_rows(pieces: list) -> Any:
+def concat_rows(pieces: list[Any]) -> Any:
     """Batched elements of one structure joined along their first dimension."""
     first = pieces[0]
     if not is_nested(first):

@@ -34,13 +34,13 @@ def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
-def _children(value: Any) -> Sequence[Any]:
+def _children(value: tuple[Any, ...] | dict[Any, Any]) -> Sequence[Any]:
     if isinstance(value, dict):
         return [value[k] for k in _sorted_keys(value)]
     return value
 
 
-def _sorted_keys(mapping: dict) -> list:
+def _sorted_keys(mapping: dict[Any, Any]) -> list[Any]:
     try:
         return sorted(mapping)
     except TypeError as err:
@@ -49,12 +49,12 @@ def _sorted_keys(mapping: dict) -> list:
         ) from err
 
 
-def flatten(value: Any) -> list:
+def flatten(value: Any) -> list[Any]:
     """Leaves of ``value`` in tf.nest order (dict values by sorted key)."""
     if isinstance(value, tuple):
         if not value:
             return []
-        out: list = []
+        out: list[Any] = []
         for child in value:
             if isinstance(child, (tuple, dict)):
                 out.extend(flatten(child))
@@ -66,7 +66,7 @@ def flatten(value: Any) -> list:
     return [value]
 
 
-def _rebuild(template: Any, children: list) -> Any:
+def _rebuild(template: Any, children: list[Any]) -> Any:
     if isinstance(template, dict):
         by_key = dict(zip(_sorted_keys(template), children))
         return type(template)((k, by_key[k]) for k in template)
@@ -123,7 +123,7 @@ def same_structure(a: Any, b: Any, check_types: bool = True) -> bool:
     return all(same_structure(x, y, check_types) for x, y in zip(_children(a), _children(b)))
 
 
-def map_structure(fn: Callable, *structures: Any) -> Any:
+def map_structure(fn: Callable[..., Any], *structures: Any) -> Any:
     """Apply ``fn`` to the corresponding leaves of one or more structures of the same nesting."""
     first = structures[0]
     for other in structures[1:]:
@@ -133,7 +133,7 @@ def map_structure(fn: Callable, *structures: Any) -> Any:
     return pack_as(first, [fn(*leaves) for leaves in zip(*flats)])
 
 
-def map_structure_up_to(shallow: Any, fn: Callable, deep: Any) -> Any:
+def map_structure_up_to(shallow: Any, fn: Callable[[Any], Any], deep: Any) -> Any:
     """Apply ``fn`` to the sub-structures of ``deep`` found at the leaves of ``shallow``."""
     if not isinstance(shallow, (tuple, dict)):
         return fn(deep)
@@ -150,6 +150,9 @@ def _same_top(shallow: Any, deep: Any) -> bool:
 
 # --------------------------------------------------------------------------------------------------- dtypes, shapes
 
+Shape = tuple[int | None, ...] | None
+"""A shape: its dimensions (None for an unknown one), or None for an unknown rank."""
+
 
 def as_dtype(dtype: Any) -> np.dtype:
     """The NumPy dtype for a dtype given as NumPy, as a name ("float32", "string") or as a TensorFlow DType.
@@ -159,7 +162,8 @@ def as_dtype(dtype: Any) -> np.dtype:
     if dtype is None:
         raise InvalidArgumentError("dtype must be given, got None")
     if hasattr(dtype, "as_numpy_dtype"):  # a tf.DType, accepted without importing TensorFlow
-        return np.dtype(dtype.as_numpy_dtype)
+        numpy_dtype: np.dtype = np.dtype(dtype.as_numpy_dtype)  # (annotated: numpy's stubs give Any on Python 3.10)
+        return numpy_dtype
     if isinstance(dtype, str) and dtype in _DTYPE_NAMES:
         return _DTYPE_NAMES[dtype]
     if dtype in (bytes, str, object, np.bytes_, np.str_):
@@ -167,9 +171,10 @@ def as_dtype(dtype: Any) -> np.dtype:
     if dtype is int:
         raise InvalidArgumentError("dtype `int` is ambiguous: use 'int32' or 'int64' (tf.data gives int64 for range)")
     if dtype is float:
-        return np.dtype(np.float32)
+        float32: np.dtype = np.dtype(np.float32)
+        return float32
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype = np.dtype(dtype)
     except TypeError as err:
         raise InvalidArgumentError(f"cannot interpret {dtype!r} as a dtype; use a NumPy dtype or a name") from err
     if dt.kind in "USO":
@@ -184,7 +189,7 @@ def dtype_name(dtype: np.dtype) -> str:
     return "string" if dtype == STRING else np.dtype(dtype).name
 
 
-def as_shape(shape: Any) -> tuple[int | None, ...] | None:
+def as_shape(shape: Any) -> Shape:
     """Normalise a shape given as a tuple/list (``None`` or ``-1`` for unknown), a TensorShape or ``None``."""
     if shape is None:
         return None
@@ -211,21 +216,21 @@ def as_shape(shape: Any) -> tuple[int | None, ...] | None:
     return tuple(dims)
 
 
-def shape_compatible(a: tuple | None, b: tuple | None) -> bool:
+def shape_compatible(a: Shape, b: Shape) -> bool:
     """Whether two shapes can describe the same value (``None`` matches anything)."""
     if a is None or b is None:
         return True
     return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
-def most_specific_compatible_shape(a: tuple | None, b: tuple | None) -> tuple | None:
+def most_specific_compatible_shape(a: Shape, b: Shape) -> Shape:
     """The tightest shape that describes values of both shapes: unequal dimensions become ``None``."""
     if a is None or b is None or len(a) != len(b):
         return None
     return tuple(x if x == y else None for x, y in zip(a, b))
 
 
-def shape_str(shape: tuple | None) -> str:
+def shape_str(shape: Shape) -> str:
     if shape is None:
         return "<unknown>"
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
