@@ -10,6 +10,7 @@ Example:
 from typing import TYPE_CHECKING
 
 from parafeed import checkpoint, distribute, errors, io
+from parafeed.core import stats
 from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.core.iterator import DatasetIterator
 from parafeed.core.options import Options, ThreadingOptions
@@ -104,5 +105,6 @@ __all__ = [
     "image",
     "io",
     "ragged",
+    "stats",
     "train",
 ]

@@ -40,3 +40,7 @@ def test_options_validate_and_merge():
     assert (merged.executor, merged.stats, merged.deterministic) == ("process", False, False)
     with pytest.raises(TypeError):
         ds.with_options({"stats": True})
+
+
+def test_pf_stats_is_the_documented_namespace():
+    assert pf.stats.bottleneck is bottleneck and pf.stats.format_stats is format_stats

@@ -25,6 +25,7 @@ Guarantees:
 from __future__ import annotations
 
 import collections
+import math
 from typing import Any
 
 from parafeed.core import graph
@@ -236,8 +237,5 @@ def _passes_blocks(node: Dataset) -> bool:
 def split_point(root: Dataset, units: int) -> tuple[Dataset, int]:
     """Where the block shard goes in ``root``'s pipeline for blocks of ``units`` of its elements: the node it reads
     from, and the block size there in that node's elements (batches below multiply it)."""
-    node, block = root, units
-    while _passes_blocks(node):
-        block *= node.batch_size or 1
-        node = node.parents[0]
-    return node, block
+    node = graph.down(root, _passes_blocks)
+    return node, units * math.prod(n.batch_size or 1 for n in graph.chain(root, node) or ())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from parafeed.core.dataset import Dataset
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-from parafeed.sources.memory import ElementsDataset, _read_only
-from parafeed.values.elements import _short, to_element
+from parafeed.sources.memory import ElementsDataset, read_only
+from parafeed.values.elements import short_repr, to_element
 from parafeed.values.structure import (
     flatten,
     iter_leaves_with_paths,
@@ -34,14 +34,14 @@ def from_list(elements: list, name: str | None = None) -> Dataset:
             "from_list(): Invalid `elements`. `elements` should not be empty. If you want an empty dataset, use "
             "`pf.Dataset.range(0)`."
         )
-    converted = [_read_only(to_element(e, "from_list()")) for e in elements]
+    converted = [read_only(to_element(e, "from_list()")) for e in elements]
     spec = spec_of(converted[0])
     for i, element in enumerate(converted[1:], 1):
         other = spec_of(element)
         if not same_structure(spec, other):
             raise InvalidArgumentError(
-                f"from_list(): element {i} ({_short(elements[i])}) does not have the nested structure of element 0 "
-                f"({_short(elements[0])}); every element needs the same structure"
+                f"from_list(): element {i} ({short_repr(elements[i])}) does not have the nested structure of element 0 "
+                f"({short_repr(elements[0])}); every element needs the same structure"
             )
         for (path, a), b in zip(iter_leaves_with_paths(spec), flatten(other)):
             if type(a) is not type(b) or getattr(a, "dtype", None) != getattr(b, "dtype", None):

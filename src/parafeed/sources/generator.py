@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ from parafeed.core.dataset import UNKNOWN, Dataset
 from parafeed.core.graph import SOURCE
 from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError, StateError
-from parafeed.values.elements import _short, to_element
+from parafeed.values.elements import short_repr, to_element
 from parafeed.values.sparse import SparseTensorSpec, conform_sparse
 from parafeed.values.structure import (
     STRING,
@@ -65,6 +66,13 @@ class GeneratorDataset(Dataset):
         return UNKNOWN
 
 
+def _is_tf_sparse_spec(spec: Any) -> bool:
+    """Whether ``spec`` is TensorFlow's SparseTensorSpec (ported signatures use it; if the program has not imported
+    TensorFlow, no value can be one)."""
+    tf = sys.modules.get("tensorflow")
+    return tf is not None and isinstance(spec, tf.SparseTensorSpec)
+
+
 def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> Any:
     if output_signature is not None:
         if output_types is not None or output_shapes is not None:
@@ -73,7 +81,7 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
             )
 
         def check(spec: Any) -> Any:
-            if type(spec).__name__ == "SparseTensorSpec":  # parafeed's or TensorFlow's
+            if isinstance(spec, SparseTensorSpec) or _is_tf_sparse_spec(spec):
                 return SparseTensorSpec(spec.shape, spec.dtype)
             if hasattr(spec, "shape") and hasattr(spec, "dtype") and not isinstance(spec, TensorSpec):
                 return TensorSpec(spec.shape, spec.dtype)  # a tf.TensorSpec
@@ -152,7 +160,7 @@ def _conform(value: Any, signature: Any, index: int) -> Any:
     if not ok:
         raise YieldedElementError(
             f"from_generator(): `generator` yielded element {index} that did not match the expected structure. "
-            f"The expected structure was {signature!r}, but the yielded element was {_short(value)}."
+            f"The expected structure was {signature!r}, but the yielded element was {short_repr(value)}."
         )
     if isinstance(signature, dict):
         return type(signature)((k, _conform(value[k], s, index)) for k, s in signature.items())
@@ -166,7 +174,7 @@ def _conform_leaf(value: Any, spec: TensorSpec, index: int) -> Any:
     except (TypeError, ValueError, OverflowError):
         raise YieldedElementError(
             f"from_generator(): `generator` yielded element {index} that could not be converted to the expected "
-            f"type. The expected type was {dtype_name(spec.dtype)}, but the yielded element was {_short(value)}."
+            f"type. The expected type was {dtype_name(spec.dtype)}, but the yielded element was {short_repr(value)}."
         ) from None
     if not shape_compatible(spec.shape, arr.shape):
         raise YieldedElementError(

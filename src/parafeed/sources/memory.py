@@ -12,7 +12,7 @@ from parafeed.core.dataset import Dataset
 from parafeed.core.graph import SOURCE
 from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
-from parafeed.values.elements import _short, to_element
+from parafeed.values.elements import short_repr, to_element
 from parafeed.values.sparse import SparseTensor, SparseTensorSpec, sparse_rows
 from parafeed.values.structure import (
     STRING,
@@ -28,7 +28,7 @@ from parafeed.values.structure import (
 )
 
 
-def _read_only(element: Any) -> Any:
+def read_only(element: Any) -> Any:
     """The element with its arrays as read-only views, so a user function cannot change the source in place."""
 
     def freeze(leaf: Any) -> Any:
@@ -48,10 +48,10 @@ class TensorsDataset(Dataset):
 
     def __init__(self, tensors: Any, name: str | None = None):
         super().__init__(name=name)
-        self._element = _read_only(to_element(tensors, "from_tensors()"))
+        self._element = read_only(to_element(tensors, "from_tensors()"))
         if not flatten(self._element):
             raise InvalidArgumentError(
-                f"from_tensors(): `tensors` has no components ({_short(tensors)}); an element needs at least one"
+                f"from_tensors(): `tensors` has no components ({short_repr(tensors)}); an element needs at least one"
             )
 
     def _make_iterator(self) -> DatasetIterator:
@@ -111,7 +111,7 @@ class TensorSlicesDataset(Dataset):
         for path, leaf in iter_leaves_with_paths(element):
             if not isinstance(leaf, np.ndarray):
                 raise InvalidArgumentError(
-                    f"from_tensor_slices(): component {path} is a scalar ({_short(leaf)}); every component needs a "
+                    f"from_tensor_slices(): component {path} is a scalar ({short_repr(leaf)}); every component needs a "
                     "first dimension to slice along. Use from_tensors() for a single element."
                 )
             sizes.append((path, leaf.shape[0]))
@@ -122,7 +122,7 @@ class TensorSlicesDataset(Dataset):
             raise InvalidArgumentError(
                 f"from_tensor_slices(): all components must have the same size in the first dimension, got {listed}"
             )
-        self._element = _read_only(element)
+        self._element = read_only(element)
         self._flat = flatten(self._element)
         self._length = sizes[0][1]
 

@@ -79,7 +79,7 @@ def to_leaf(value: Any, what: str = "element") -> Any:
     if hasattr(value, "__array__"):
         return _array_leaf(np.asarray(value), what)
     raise ElementTypeError(
-        f"{what}: cannot convert {type(value).__name__} {_short(value)} to an array; "
+        f"{what}: cannot convert {type(value).__name__} {short_repr(value)} to an array; "
         "elements are NumPy arrays or scalars, numbers, bytes/str, or tuples/dicts of those"
     )
 
@@ -117,7 +117,7 @@ def strings_to_object(arr: np.ndarray, what: str = "element") -> np.ndarray:
         else:
             raise ElementTypeError(
                 f"{what}: an object array may only hold bytes or str (a string tensor), "
-                f"found {type(s).__name__} {_short(s)}"
+                f"found {type(s).__name__} {short_repr(s)}"
             )
     return out
 
@@ -143,7 +143,7 @@ def _list_leaf(value: list[Any], what: str) -> Any:
     if arr.dtype == np.float64 and not _holds_numpy_float64(value):
         return arr.astype(np.float32)
     if kind in "USO" and any(not isinstance(x, (str, bytes, np.str_, np.bytes_)) for x in _list_leaves(value)):
-        raise ElementTypeError(f"{what}: cannot convert a list with mixed types to an array: {_short(value)}")
+        raise ElementTypeError(f"{what}: cannot convert a list with mixed types to an array: {short_repr(value)}")
     if kind in "US":  # NumPy's fixed-width strings drop trailing NUL bytes: keep the values as given
         exact = np.empty(arr.shape, dtype=object)
         exact.reshape(-1)[:] = [bytes(x) if isinstance(x, bytes) else str(x) for x in _list_leaves(value)]
@@ -175,6 +175,7 @@ def _holds_numpy_float64(value: Any) -> bool:
     return isinstance(value, (np.float64, np.ndarray)) and np.asarray(value).dtype == np.float64
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters: how error messages quote a value."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
