@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import parafeed as pf
@@ -85,6 +85,8 @@ def test_every_step_resumes_at_every_position(name):
     steps=st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=5),
     stops=st.lists(st.integers(0, 120), min_size=1, max_size=4),
 )
+@example(steps=["shard", "rejection_resample", "batch+unbatch", "rejection_resample"], stops=[0])  # (an empty input)
+@example(steps=["shard", "rejection_resample", "ragged_batch", "rejection_resample"], stops=[0])
 def test_random_pipelines_resume_exactly(steps, stops):
     """Property: for random pipelines and stop points, the elements after a restore equal the uninterrupted ones."""
     ds = pf.Dataset.range(30)

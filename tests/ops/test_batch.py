@@ -69,3 +69,21 @@ def test_rebatch_empty_splits_as_tf_data():
     assert [b.tolist() for b in out] == [[0], [], [1], [], [2], [], [3], []]
     assert all(b.dtype == np.int64 for b in out)
     check_restores(pf.Dataset.range(4).batch(2, drop_remainder=True).rebatch([0, 1]))
+
+
+def test_a_function_after_an_empty_batch_step_learns_its_spec_without_an_element():
+    """An empty input still has a structure (tf.data traces it): unbatch, ragged_batch and sparse_batch build a
+    sample from their input's, so a map after them needs no element (a resample of a class that is never there)."""
+    empty = pf.Dataset.range(10).filter(lambda x: x > 100)
+    unbatched = empty.batch(4).unbatch().map(lambda x: x * 2)
+    assert unbatched.element_spec == pf.TensorSpec((), np.int64) and list(unbatched) == []
+    ragged = empty.map(lambda x: np.full(x % 3, x)).ragged_batch(2).map(lambda r: r.flat_values.sum())
+    assert ragged.element_spec == pf.TensorSpec((), np.int64) and list(ragged) == []
+    sparse = empty.map(lambda x: np.full(x % 3, x)).sparse_batch(2, [3]).map(lambda s: s.values.sum())
+    assert sparse.element_spec == pf.TensorSpec((), np.int64) and list(sparse) == []
+
+
+def test_an_attribute_error_of_a_function_learning_its_spec_names_the_step():
+    ds = pf.Dataset.range(3).map(lambda x: x.no_such_method())
+    with pytest.raises(pf.errors.ElementTypeError, match="element_spec of MapDataset: AttributeError: .*no_such_method"):
+        ds.element_spec  # noqa: B018

@@ -28,7 +28,7 @@ from parafeed.core.iterator import (
 )
 from parafeed.core.options import Options
 from parafeed.core.stats import StatsCollector
-from parafeed.errors import ArgumentTypeError, InvalidArgumentError
+from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError
 from parafeed.values.structure import spec_of
 
 AUTOTUNE = -1
@@ -125,12 +125,17 @@ class Dataset(DatasetSources):
         try:
             return next(it)
         except StopIteration:
-            raise InvalidArgumentError(
-                f"element_spec: {type(self).__name__} produced no element to infer its spec from; the spec of a "
-                "user function's output is taken from its first result"
-            ) from None
+            return self._sample_when_empty()
         finally:
             it.close()
+
+    def _sample_when_empty(self) -> Any:
+        """``_sample_element`` when this node yields nothing: one built from the parents' samples where the node
+        knows how (an empty input still has a structure, as in tf.data), else an error."""
+        raise InvalidArgumentError(
+            f"element_spec: {type(self).__name__} produced no element to infer its spec from; the spec of a "
+            "user function's output is taken from its first result"
+        )
 
     def _cardinality(self) -> int:
         return UNKNOWN
@@ -177,7 +182,13 @@ class Dataset(DatasetSources):
         functions cannot be traced like tf.function: a dimension tf.data would call ``None`` may show a size here.
         """
         if self._spec is _UNSET:
-            self._spec = self._element_spec()
+            try:
+                self._spec = self._element_spec()
+            except AttributeError as err:  # (one raised in a property would read as "no attribute 'element_spec'")
+                raise ElementTypeError(
+                    f"element_spec of {type(self).__name__}: AttributeError: {err} (raised by a user function "
+                    "called on a sample element to learn the spec: does the function fit the elements it gets?)"
+                ) from err
         return self._spec
 
     def cardinality(self) -> np.int64:

@@ -93,6 +93,10 @@ class UnbatchDataset(Dataset):
     def _element_spec(self) -> Any:
         return unbatch_spec(self._parents[0].element_spec)
 
+    def _sample_element(self) -> Any:
+        rows = split_rows(self._parents[0]._sample_element(), "unbatch()")  # (no iteration: an input may be empty)
+        return rows[0] if rows else super()._sample_element()
+
     def _cardinality(self) -> int:
         parent = self._parents[0]
         n = parent._cardinality()

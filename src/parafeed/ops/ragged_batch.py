@@ -27,6 +27,8 @@ from parafeed.values.sparse import SparseTensor, sparse_rows
 from parafeed.values.stacking import stack_leaves
 from parafeed.values.structure import TensorSpec, batch_spec, flatten, map_structure, pack_as, shape_str, spec_of
 
+_STEP = "ragged_batch()"
+
 # A layout holds, per flat component, None (stack as a dense array) or the row-splits dtype name of a component
 # batched into a RaggedTensor with ``ragged_rank`` dimensions made ragged first: [ragged_rank, dtype name].
 
@@ -115,7 +117,7 @@ class RaggedBatchDataset(Dataset):
     def __init__(self, parent: Dataset, batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = np.int64,
                  name: str | None = None):  # fmt: skip
         super().__init__((parent,), name=name)
-        self.batch_size: int = positive_int("ragged_batch()", "batch_size", batch_size)
+        self.batch_size: int = positive_int(_STEP, "batch_size", batch_size)
         self.drop_remainder = bool(drop_remainder)
         self._splits_dtype = splits_dtype(row_splits_dtype, "ragged_batch(): row_splits_dtype")
 
@@ -127,7 +129,7 @@ class RaggedBatchDataset(Dataset):
 
     def _make_iterator(self) -> DatasetIterator:
         return RaggedBatchIterator(self._parents[0]._iter(), self.batch_size, self.drop_remainder,
-                                   self._static_layout(), self._splits_dtype, "ragged_batch()")  # fmt: skip
+                                   self._static_layout(), self._splits_dtype, _STEP)  # fmt: skip
 
     def _element_spec(self) -> Any:
         if not self._parents[0]._static_shapes():  # the first batch's, but for the batch dimension
@@ -140,6 +142,14 @@ class RaggedBatchDataset(Dataset):
                 return map_structure(self._with_batch_dim, spec_of(first))
         spec = map_structure(lambda s: _ragged_spec(s, self._splits_dtype), self._parents[0].element_spec)
         return batch_spec(spec, self.batch_size if self.drop_remainder else None)
+
+    def _sample_when_empty(self) -> Any:
+        sample = self._parents[0]._sample_element()
+        layout = self._static_layout()
+        if layout is None:  # every dimension of an input without a static spec may vary: tf.data's unknown ones
+            dtype = self._splits_dtype.name
+            layout = [[x.ndim - 1, dtype] if isinstance(x, np.ndarray) and x.ndim else None for x in flatten(sample)]
+        return _stack([sample], layout, _STEP, False)
 
     def _with_batch_dim(self, spec: Any) -> Any:
         if spec.shape is None:

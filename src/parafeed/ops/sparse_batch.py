@@ -53,6 +53,9 @@ class SparseBatchDataset(Dataset):
             )
         return SparseTensorSpec((None, *self._row_shape), spec.dtype)
 
+    def _sample_when_empty(self) -> Any:
+        return to_sparse_batch([self._parents[0]._sample_element()], self._row_shape)
+
     def _cardinality(self) -> int:
         return batched_cardinality(self._parents[0]._cardinality(), self.batch_size, False)
 
