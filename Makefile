@@ -27,8 +27,10 @@ $(VENV)/.installed-dev: pyproject.toml setup.py | $(BIN)/python
 demo: $(VENV)/.installed-demo
 	$(BIN)/parafeed demo
 
+# Two pytest-xdist workers; the tests that share a Ray cluster, an S3 server or a TensorFlow job run on one of them
+# together (tests/conftest.py). A plain `pytest` runs them all in one process.
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # Reliability (docs/reliability.md): 100,000 fuzzed TFRecord files and tf.train.Examples (+10,000 cache files), and a
 # soak ten times the size of the one in `make test` (10M elements through the process pool, 15,000 iterators).

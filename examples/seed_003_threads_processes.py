@@ -285,9 +285,11 @@ def main() -> None:
     parser.add_argument("--images", type=int, help="how many digits to use (default all 1797, --quick 600)")
     parser.add_argument("--image-size", type=int, default=IMAGE_SIZE, help=f"resize target (default {IMAGE_SIZE})")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="threads / processes (default: CPUs)")
+    parser.add_argument("--timing-images", type=int, help="images in the timing table (default 500, --quick 200)")
     parser.add_argument("--quick", action="store_true", help="fewer images (used by the tests)")
     args = parser.parse_args()
     count = args.images or (600 if args.quick else None)
+    timing_images = args.timing_images or (200 if args.quick else 500)
 
     started = time.perf_counter()
     images, labels = load_digit_images(count)
@@ -299,7 +301,7 @@ def main() -> None:
         in_memory_pipeline(images, labels, args.image_size)
         queue_style_pipeline(folder, len(images), args.image_size, num_threads=2)
         sharded_pipelines(filenames, len(images), args.image_size, args.workers)
-        timing_table(filenames, 200 if args.quick else 500, args.workers)
+        timing_table(filenames, timing_images, args.workers)
     print(f"done in {time.perf_counter() - started:.0f} s")
 
 

@@ -1,6 +1,57 @@
-"""Shared test set-up: quiet TensorFlow (when a test imports it) and a small shared element comparator."""
+"""Shared test set-up: quiet TensorFlow (when a test imports it) and a small shared element comparator; how the tests
+are shared out between pytest-xdist's workers (``-n 2 --dist loadgroup``)."""
 
 import os
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+# pytest-xdist: the tests that share an expensive fixture go to one worker together, one after the other (so the
+# fixture is set up once); every other test is handed out on its own. pytest-xdist's own `xdist_group` mark does not
+# work with pytest 9 (it renames `item._nodeid`, which pytest no longer reads), so the groups are named here by node id
+# prefix, and the `loadgroup` scheduler below applies them.
+XDIST_GROUPS = {
+    "tests/ray/": "ray",  # one multi-node Ray cluster (tests/ray/conftest.py)
+    # the example starts a Ray of its own: after the cluster's tests (one Ray at a time on a 2-core machine)
+    "tests/test_examples.py::test_ray_offload": "ray",
+    "tests/storage/": "storage",  # one S3 server (tests/storage/conftest.py)
+    # one two-worker TensorFlow job runs both policies (tests/adapters/test_tf.py::multi_worker_results)
+    "tests/adapters/test_tf.py::test_keras_fit_under_multi_worker_mirrored_strategy": "tf-multi-worker",
+}
+
+# Handed out first with pytest-xdist: the longest tests (end-to-end jobs in subprocesses, the soak), so that the run
+# does not end with one worker busy on one of them while the other has nothing left to do.
+LONG_TESTS = (
+    "tests/test_examples.py::",
+    "tests/tools/test_demo.py::",
+    "tests/adapters/test_tf.py::test_keras_fit_under_mirrored_strategy",
+    "tests/adapters/test_torch.py::test_ddp_",
+    "tests/reliability/test_fuzz.py::test_short_fuzz_run",
+    "tests/reliability/test_soak.py::",
+)
+
+
+def xdist_group(nodeid: str) -> str | None:
+    return next((group for prefix, group in XDIST_GROUPS.items() if nodeid.startswith(prefix)), None)
+
+
+@pytest.hookimpl(optionalhook=True)  # (a hook of pytest-xdist's: unknown to pytest without it)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: the groups of XDIST_GROUPS (largest first, as pytest-xdist orders them), then every other
+    test on its own, in collection order."""
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid) or nodeid
+
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # (every worker collects, and orders, the same way)
+        items.sort(key=lambda item: not item.nodeid.startswith(LONG_TESTS))

@@ -10,11 +10,12 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_example(name, workdir, timeout):
-    """Run examples/<name>.py --quick in a subprocess; returns its stdout (fails the test with the output if the
-    script fails or hangs)."""
+def run_example(name, workdir, timeout, *options):
+    """Run examples/<name>.py --quick [options] in a subprocess; returns its stdout (fails the test with the output if
+    the script fails or hangs)."""
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
     command = [sys.executable, os.path.join(ROOT, "examples", f"{name}.py"), "--quick", "--workdir", str(workdir)]
+    command += options
     try:
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as err:
@@ -31,7 +32,8 @@ def number_after(label, text):
 
 @pytest.mark.timeout(240)
 def test_seed_000_tfrecord_mirrored(tmp_path):
-    out = run_example("seed_000_tfrecord_mirrored", tmp_path, 220)
+    # 2 epochs (--quick trains 3): the test accuracy is already over 0.9 after them
+    out = run_example("seed_000_tfrecord_mirrored", tmp_path, 220, "--epochs", "2")
     assert (tmp_path / "train.tfrecords").stat().st_size > 0 and (tmp_path / "test.tfrecords").stat().st_size > 0
     assert "MirroredStrategy: 2 replicas" in out
     # --quick resizes to 32x32; pixels scaled to [0, 1]
@@ -74,7 +76,8 @@ def test_seed_002_balanced_mlp(tmp_path):
 
 @pytest.mark.timeout(240)
 def test_seed_003_threads_processes(tmp_path):
-    out = run_example("seed_003_threads_processes", tmp_path, 220)
+    # the timing table (an illustration, not a check of speed) on 64 of the 600 images: every row and column is there
+    out = run_example("seed_003_threads_processes", tmp_path, 220, "--timing-images", "64")
     assert sorted(p.name for p in tmp_path.glob("data_*.tfrecord")) == [f"data_{i}.tfrecord" for i in range(4)]
     for line in ("1. from_tensor_slices", "2. list_files", "3. TFRecordDataset", "(map_and_batch)"):
         assert re.search(re.escape(line) + r".*: 19 batches, 600 images", out), f"{line}: {out}"

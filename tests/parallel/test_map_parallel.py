@@ -145,12 +145,19 @@ def test_ctrl_c_while_waiting_leaves_nothing_behind(executor, leak_check):
 
     ds = pf.Dataset.range(1000).map(slow, num_parallel_calls=2, executor=executor)
     main = threading.main_thread().ident
+    # Ctrl-C raises KeyboardInterrupt only under Python's own SIGINT handler: a process started in the background by
+    # a non-interactive shell (or a pytest-xdist worker) may inherit SIGINT ignored, so install it for this test
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, lambda: signal.pthread_kill(main, signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        for _ in ds:
-            pass
-    timer.join()
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            for _ in ds:
+                pass
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
     del ds
     leak_check.assert_clean()
 

@@ -1,6 +1,8 @@
 """A real multi-node Ray cluster on 127.0.0.1 for the Ray tests: a head and three worker nodes of one CPU each.
 
 Tests that kill a node add their own first (:func:`extra_node`), so the cluster keeps its size for the next test.
+The cluster is shared by the tests of this package and stopped after the last of them (not at the end of the session:
+an idle cluster's processes would keep using CPU while the rest of the suite runs).
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import pytest
 NODE = {"num_cpus": 1, "object_store_memory": 80 * 2**20}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ray_cluster():
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # stay on 127.0.0.1
     temp = tempfile.mkdtemp(prefix="pfray-", dir="/tmp")  # short: Ray's socket paths have a length limit
-    os.environ["RAY_TMPDIR"] = temp
+    environment = {
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # stay on 127.0.0.1
+        "RAY_TMPDIR": temp,
+    }
+    saved = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
     os.makedirs(os.path.join(temp, "ray"))
     from ray.cluster_utils import Cluster
 
@@ -34,6 +40,11 @@ def ray_cluster():
     ray.shutdown()
     cluster.shutdown()
     shutil.rmtree(temp, ignore_errors=True)
+    for name, value in saved.items():  # the later tests' processes do not inherit this cluster's settings
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture

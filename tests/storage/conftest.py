@@ -1,4 +1,5 @@
-"""Fixtures of the storage tests: one S3 server per module, s3fs trying each request once."""
+"""Fixtures of the storage tests: one S3 server for all of them (every test uploads to a bucket of its own, see
+``data.upload``), s3fs trying each request once."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def one_try(monkeypatch):
     monkeypatch.setattr(s3fs.S3FileSystem, "retries", 1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def s3():
     server = S3Server()
     yield server

@@ -1,8 +1,11 @@
 """One worker of a MultiWorkerMirroredStrategy job fed by parafeed (run twice by tests/adapters/test_tf.py).
 
-Usage: python -m tests.adapters.jobs.multiworker INDEX PORTS POLICY OUT.json FILE...
-Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585), so this uses tf_keras, the Keras 2
-that ``tf.keras`` is with ``TF_USE_LEGACY_KERAS=1``: it needs ``steps_per_epoch`` and a repeated dataset.
+Usage: python -m tests.adapters.jobs.multiworker INDEX PORTS POLICIES OUT.json FILE...
+POLICIES: distribute() policies separated by commas; the job runs the same checks and trains a new model for each in
+turn, under one strategy (starting TensorFlow and the cluster costs more than the training), and writes
+``{policy: result}``. Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585), so this uses
+tf_keras, the Keras 2 that ``tf.keras`` is with ``TF_USE_LEGACY_KERAS=1``: it needs ``steps_per_epoch`` and a
+repeated dataset.
 """
 
 import json
@@ -12,17 +15,24 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
-def main(index: int, ports: str, policy: str, out: str, files: list[str]) -> None:
+def main(index: int, ports: str, policies: str, out: str, files: list[str]) -> None:
     workers = [f"127.0.0.1:{p}" for p in ports.split(",")]
     os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
-    import numpy as np
     import tensorflow as tf
     import tf_keras as keras
 
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    results = {policy: run(strategy, keras, index, policy, files) for policy in policies.split(",")}
+    with open(out, "w") as f:
+        json.dump(results, f)
+
+
+def run(strategy, keras, index: int, policy: str, files: list[str]) -> dict:
+    """One policy's checks and training under ``strategy``; returns what the test checks."""
+    import numpy as np
+
     import parafeed as pf
     from tests.adapters.data import CLASSES, parse, parse_with_id
-
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
 
     def make(fn):
         def pipeline(num_replicas, replica_id, batch_size):
@@ -72,8 +82,7 @@ def main(index: int, ports: str, policy: str, out: str, files: list[str]) -> Non
     result["accuracy"] = history.history["accuracy"]
     result["finite"] = bool(np.all(np.isfinite(result["loss"])))
     result["weights"] = float(sum(float(np.abs(w).sum()) for w in model.get_weights()))  # same on every worker
-    with open(out, "w") as f:
-        json.dump(result, f)
+    return result
 
 
 if __name__ == "__main__":
