@@ -85,5 +85,5 @@ def test_a_function_after_an_empty_batch_step_learns_its_spec_without_an_element
 
 def test_an_attribute_error_of_a_function_learning_its_spec_names_the_step():
     ds = pf.Dataset.range(3).map(lambda x: x.no_such_method())
-    with pytest.raises(pf.errors.ElementTypeError, match="element_spec of MapDataset: AttributeError: .*no_such_method"):
+    with pytest.raises(ElementTypeError, match="element_spec of MapDataset: AttributeError: .*no_such_method"):
         ds.element_spec  # noqa: B018
