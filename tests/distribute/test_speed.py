@@ -144,7 +144,7 @@ def test_closing_a_pipeline_waiting_for_step_times_does_not_hang():
     time.sleep(0.2)  # the prefetch thread now waits for the step times of window 0
     started = time.monotonic()
     it.close()
-    assert time.monotonic() - started < 10  # a hang would be forever
+    assert time.monotonic() - started < 60  # a hang would be forever (a generous bound: CI is busy)
     assert not [t for t in set(threading.enumerate()) - before if t.name == "parafeed-prefetch"]
 
 

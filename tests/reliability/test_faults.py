@@ -38,6 +38,10 @@ def run_script(script: str, *args: str, timeout: float = 60) -> dict:
 # ---------------------------------------------------------------------------------------------- worker processes
 
 
+# seconds within which a fault must surface: generous, as a loaded CI machine may be slow (a hang is forever)
+LIMIT = 60
+
+
 def slow_double(x):
     time.sleep(0.001)
     return x * 2
@@ -55,7 +59,7 @@ def take_until_error(it, limit: float) -> tuple[list[int], BaseException | None]
     return got, None
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 def test_worker_killed_from_outside_mid_epoch_raises_worker_error_then_a_new_iterator_works():
     before = baseline()
     n = 4000
@@ -68,10 +72,10 @@ def test_worker_killed_from_outside_mid_epoch_raises_worker_error_then_a_new_ite
     victim = min(workers)
     os.kill(victim, signal.SIGKILL)
     start = time.monotonic()
-    got, err = take_until_error(it, limit=10)
+    got, err = take_until_error(it, limit=LIMIT)
     took = time.monotonic() - start
     assert isinstance(err, WorkerError), f"expected WorkerError, got {err!r} after {len(got)} more elements"
-    assert took < 10
+    assert took < LIMIT
     message = str(err)
     for part in ("map()", "worker process", f"pid {victim}", "killed by signal 9", "element(s)", "pool is discarded"):
         assert part in message, f"{part!r} missing from: {message}"
@@ -92,13 +96,13 @@ def kill_own_worker_once(x, marker):
     return x + 1
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 def test_function_killing_its_own_worker_names_the_step_and_the_signal(tmp_path):
     before = baseline()
     marker = str(tmp_path / "killed")
     ds = pf.Dataset.range(2000).map(lambda x: kill_own_worker_once(x, marker), num_parallel_calls=2,
                                     executor="process")  # fmt: skip
-    got, err = take_until_error(iter(ds), limit=10)
+    got, err = take_until_error(iter(ds), limit=LIMIT)
     assert isinstance(err, WorkerError) and "killed by signal 9" in str(err) and "map()" in str(err), repr(err)
     assert os.path.exists(marker)
     assert got == list(range(1, len(got) + 1)) and len(got) <= 500  # element 500 never arrived
@@ -129,7 +133,7 @@ AFTER_WORKER_DEATH = """
                 box["value"] = type(err).__name__
         t = threading.Thread(target=run, daemon=True)
         t.start()
-        t.join(3)
+        t.join(30)
         return "hang" if t.is_alive() else box["value"]
 
     ds = pf.Dataset.range(1000).map(fn, num_parallel_calls=2, executor="process")
@@ -143,9 +147,9 @@ AFTER_WORKER_DEATH = """
 """
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 def test_iteration_after_a_worker_error_ends_instead_of_hanging():
-    result = run_script(AFTER_WORKER_DEATH, timeout=100)
+    result = run_script(AFTER_WORKER_DEATH, timeout=150)
     assert result["first"] == "WorkerError"
     assert result["again"] in ("StopIteration", "WorkerError"), result  # never "hang"
     # ignore_errors() may stop at a dead worker or recover, but never hang or silently drop elements
@@ -228,7 +232,7 @@ def test_file_truncated_while_open(tmp_path, skip_errors):
     assert path in messages[0]
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
 def test_compressed_file_truncated_while_open_ends_with_an_error_not_a_hang(tmp_path, compression):
     path = str(tmp_path / "shard.tfrecord.gz")
@@ -239,7 +243,7 @@ def test_compressed_file_truncated_while_open_ends_with_an_error_not_a_hang(tmp_
     os.truncate(path, os.path.getsize(path) // 2)
     start = time.monotonic()
     rest, _ = drain(it)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < LIMIT
     got = head + rest
     assert 10 <= len(got) < len(records) and got == records[: len(got)]  # a prefix, each record once
     assert ds.ignored.count >= 1 and set(ds.ignored.by_type) == {"DataLossError"}
@@ -396,7 +400,7 @@ def records_of(k: int, n: int = 100) -> list[bytes]:
     return [b"%d-%03d" % (k, i) for i in range(n)]
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("num_parallel_reads", [None, 2])
 def test_a_listed_file_deleted_before_iteration(tmp_path, num_parallel_reads):
     paths = make_shards(tmp_path)
@@ -406,7 +410,7 @@ def test_a_listed_file_deleted_before_iteration(tmp_path, num_parallel_reads):
     start = time.monotonic()
     with pytest.raises(FileNotFoundError) as info:
         list(ds)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < LIMIT
     assert info.value.errno == errno.ENOENT
     assert f"TFRecordDataset: cannot open {paths[1]}" in str(info.value), str(info.value)
     skipping = ds.ignore_errors()
@@ -417,7 +421,7 @@ def test_a_listed_file_deleted_before_iteration(tmp_path, num_parallel_reads):
     assert skipping.ignored.count == 1 and dict(skipping.ignored.by_type) == {"NotFoundError": 1}
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("num_parallel_reads", [None, 2])
 def test_listed_files_deleted_during_iteration(tmp_path, num_parallel_reads):
     """The file being read is deleted (POSIX: it stays readable while open) and so is one not opened yet."""
@@ -430,7 +434,7 @@ def test_listed_files_deleted_during_iteration(tmp_path, num_parallel_reads):
     os.remove(paths[2])
     start = time.monotonic()
     rest = list(it)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < LIMIT
     assert sorted(head + rest) == records_of(0) + records_of(1)
     assert ds.ignored.count == 1 and paths[2] in ds.ignored.messages[0]
     assert ds.ignored.messages[0].startswith("NotFoundError: [Errno 2] TFRecordDataset: cannot open")
