@@ -9,6 +9,8 @@ Example:
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from parafeed import checkpoint, distribute, errors, io
 from parafeed.core import stats
 from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
@@ -40,6 +42,7 @@ from parafeed.values.ragged_spec import RaggedTensorSpec
 from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.sparse import SparseTensor, SparseTensorSpec
 from parafeed.values.structure import DatasetSpec, TensorSpec
+from parafeed.values.tensor import Dimension, Tensor, TensorShape
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN
@@ -50,11 +53,35 @@ if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
     from parafeed import adapters, experimental
 
 
-def __getattr__(name: str) -> object:
-    if name in ("adapters", "experimental"):  # loaded on first use, to keep `import parafeed` fast
-        import importlib
+# namespaces loaded on first use, to keep `import parafeed` fast: name -> module
+_LAZY = {
+    "adapters": "parafeed.adapters",
+    "experimental": "parafeed.experimental",
+    "math": "parafeed.tensor_ops.math_ops",
+    "sparse": "parafeed.tensor_ops.sparse",
+    "strings": "parafeed.tensor_ops.strings",
+}
+# TensorFlow's top-level operations (pf.cast, pf.reshape, pf.maximum ...), looked up in these modules on first use
+_OPERATIONS = ("parafeed.tensor_ops.array_ops", "parafeed.tensor_ops.math_ops", "parafeed.tensor_ops.python_ops")
 
-        return importlib.import_module(f"parafeed.{name}")
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY:
+        value: object = importlib.import_module(_LAZY[name])
+    elif name == "function":
+        from parafeed.core.tensor_functions import function as value
+    elif name == "bfloat16":
+        import ml_dtypes
+
+        value = np.dtype(ml_dtypes.bfloat16)
+    else:
+        modules = (importlib.import_module(m) for m in _OPERATIONS)
+        value = next((getattr(m, name) for m in modules if name in m.__all__), None)
+    if value is not None:
+        globals()[name] = value
+        return value
     from parafeed.core.missing import TOP, missing
 
     raise missing("parafeed", TOP, name)
@@ -77,6 +104,9 @@ __all__ = [
     "SparseTensor",
     "SparseTensorSpec",
     "TFRecordDataset",
+    "Dimension",
+    "Tensor",
+    "TensorShape",
     "TensorSpec",
     "TextLineDataset",
     "ThreadingOptions",

@@ -41,6 +41,7 @@ def to_result(value: Any, what: str) -> Any:
 
 
 def fn_name(fn: Any) -> str:
+    fn = getattr(fn, "__wrapped__", fn)  # (the user's function, not parafeed's wrapper of it)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     return f"`{name}`"
 

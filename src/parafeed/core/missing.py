@@ -25,9 +25,6 @@ TOP = {
     "NumpyIterator": "`iter(ds)` already gives NumPy elements (`ds.as_numpy_iterator()` is the same)",
     "contrib": "TF1's tf.contrib.data names are in `pf.experimental` (e.g. `pf.experimental.AUTOTUNE`)",
     "compat": "write the TF2 API's names: `pf.Dataset`, `pf.experimental` (TF1 queue runners: see docs/porting.md)",
-    "function": "functions are plain Python in parafeed: drop `@tf.function`",
-    "py_function": "call the Python function directly in `map`: parafeed functions are Python already",
-    "numpy_function": "call the NumPy function directly in `map`: parafeed functions are Python already",
 }
 
 EXPERIMENTAL = {

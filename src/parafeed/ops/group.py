@@ -196,7 +196,7 @@ def bucket_by_sequence_length(
 ) -> Dataset:
     """Batches of elements whose lengths fall in the same bucket, as ``tf.data``'s bucket_by_sequence_length."""
     step = "bucket_by_sequence_length()"
-    callable_arg(step, "element_length_func", element_length_func)
+    element_length_func = callable_arg(step, "element_length_func", element_length_func)
     boundaries = [int(b) for b in bucket_boundaries]
     sizes = [positive_int(step, "bucket_batch_sizes", b) for b in bucket_batch_sizes]
     if len(sizes) != len(boundaries) + 1:

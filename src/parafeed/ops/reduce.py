@@ -16,7 +16,7 @@ from parafeed.values.structure import dtype_name, flatten, same_structure, spec_
 def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:
     """``state = reduce_func(state, element)`` over all elements; the state keeps its structure and dtypes."""
     step = "reduce()"
-    callable_arg(step, "reduce_func", reduce_func)
+    reduce_func = callable_arg(step, "reduce_func", reduce_func)
     state = to_element(initial_state, f"{step} initial_state")
     dtypes = [s.dtype for s in flatten(spec_of(state))]
     with iter(ds) as it:

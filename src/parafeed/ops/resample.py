@@ -44,7 +44,7 @@ def rejection_resample(
     name: str | None = None,
 ) -> Dataset:
     """See ``Dataset.rejection_resample``."""
-    callable_arg(STEP, "class_func", class_func)
+    class_func = callable_arg(STEP, "class_func", class_func)
     target = _dist_arg("target_dist", target_dist)
     initial = None if initial_dist is None else _dist_arg("initial_dist", initial_dist)
     if initial is not None and initial.shape != target.shape:

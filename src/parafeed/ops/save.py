@@ -54,7 +54,7 @@ def save_dataset(
             "that stops is simply not published, so run it again, or save parts with `ds.shard(n, i).save(...)`"
         )
     if shard_func is not None:
-        callable_arg("save()", "shard_func", shard_func)
+        shard_func = callable_arg("save()", "shard_func", shard_func)
     compression = compression_of("save()", compression)
     writer = SavedWriter(os.fspath(path), dataset.element_spec, compression)
     try:
