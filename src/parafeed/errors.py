@@ -37,6 +37,15 @@ class NotFoundError(ParafeedError, FileNotFoundError):
     """A file or saved dataset that a step reads does not exist (tf.errors.NotFoundError)."""
 
 
+class AlreadyExistsError(ParafeedError, FileExistsError):
+    """The destination of a ``copy`` or ``rename`` exists and ``overwrite`` is False (tf.errors.AlreadyExistsError)."""
+
+
+class PermissionDeniedError(ParafeedError, PermissionError):
+    """A file was used against its mode (read from a GFile open for writing ...) or the system refused access
+    (tf.errors.PermissionDeniedError)."""
+
+
 class UnavailableError(ParafeedError, OSError):
     """A remote file could not be read, after retrying (tf.errors.UnavailableError)."""
 

@@ -29,6 +29,7 @@ from parafeed.io.example_columns import (
 from parafeed.io.example_proto import message_classes
 from parafeed.io.feature_specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, numpy_dtype
 from parafeed.io.ragged_feature import RaggedFeature, output_order, parse_ragged
+from parafeed.values.byte_strings import is_scalar_string, scalar_bytes
 from parafeed.values.sparse import SparseTensor
 from parafeed.values.structure import STRING
 
@@ -154,16 +155,17 @@ def _prepare(features: Mapping[str, Any], step: str) -> dict[str, Any]:
 def _as_batch(serialized: Any, step: str) -> list:
     if isinstance(serialized, np.ndarray):
         if serialized.ndim != 1:
-            raise InvalidArgumentError(f"{step}: `serialized` must be a 1-D batch, got shape {serialized.shape}")
+            raise InvalidArgumentError(
+                f"{step}: `serialized` must be a scalar or a 1-D batch, got shape {serialized.shape}"
+            )
         return serialized.tolist()
-    if isinstance(serialized, (bytes, str)):
-        raise InvalidArgumentError(f"{step}: `serialized` must be a batch (list or 1-D array) of bytes; use "
-                                   "parse_single_example for one")  # fmt: skip
     return list(serialized)
 
 
 def parse_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any]:
     """Parse a batch of serialized tf.train.Example into ``{key: array or SparseTensor}`` (like tf.io.parse_example).
+
+    A scalar ``serialized`` (``bytes`` or a 0-d array) parses as :func:`parse_single_example` does, as in TensorFlow.
 
     Example:
         >>> batch = pf.io.parse_example(records, {"x": pf.io.FixedLenFeature([16], "float32"),
@@ -171,6 +173,8 @@ def parse_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any
         >>> batch["x"].shape
         (256, 16)
     """
+    if is_scalar_string(serialized):
+        return parse_single_example(serialized, features)
     specs = _prepare(features, "parse_example")
     batch = _as_batch(serialized, "parse_example")
     plain = [k for k in specs if not isinstance(specs[k], RaggedFeature)]
@@ -228,10 +232,13 @@ def _ragged(specs: dict[str, Any], reads: list, columns: list, serialized: list)
     return {key: parse_ragged(key, specs[key], by_key, len(serialized)) for key in output_order(specs)}
 
 
-def parse_single_example(serialized: bytes, features: Mapping[str, Any]) -> dict[str, Any]:
-    """Parse one serialized tf.train.Example (like tf.io.parse_single_example): arrays without the batch dimension."""
-    if not isinstance(serialized, bytes):
-        raise ParseError(f"parse_single_example: `serialized` must be bytes, got {type(serialized).__name__}")
+def parse_single_example(serialized: Any, features: Mapping[str, Any]) -> dict[str, Any]:
+    """Parse one serialized tf.train.Example (like tf.io.parse_single_example): arrays without the batch dimension.
+
+    ``serialized`` is ``bytes`` or a 0-d array of them (``np.reshape(record, [])``, a string element of a dataset).
+    """
+    if type(serialized) is not bytes:
+        serialized = scalar_bytes("parse_single_example", serialized, "serialized", ParseError, text=False)
     plan = _single_plan(features)
     if plan is not None:
         parsed = plan.parse(serialized)
@@ -305,15 +312,18 @@ def _unbatch(value: Any) -> Any:
 
 
 def parse_single_sequence_example(
-    serialized: bytes,
+    serialized: Any,
     context_features: Mapping[str, Any] | None = None,
     sequence_features: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Parse one serialized tf.train.SequenceExample into ``(context, sequences)`` (like tf.io's function).
 
     Context features are FixedLen/VarLen features; sequence features are FixedLenSequenceFeature (an array of
-    ``(frames, *shape)``) or VarLenFeature (a SparseTensor indexed by frame and position).
+    ``(frames, *shape)``) or VarLenFeature (a SparseTensor indexed by frame and position). ``serialized`` is
+    ``bytes`` or a 0-d array of them.
     """
+    if type(serialized) is not bytes:
+        serialized = scalar_bytes("parse_single_sequence_example", serialized, "serialized", ParseError, text=False)
     message = decode_message(message_classes()["SequenceExample"], serialized, "serialized")
     context: dict[str, Any] = {}
     if context_features:

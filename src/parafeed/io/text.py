@@ -16,6 +16,7 @@ import numpy as np
 from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError, ParseError
 from parafeed.io.streams import ByteStream
+from parafeed.values.byte_strings import is_scalar_string, scalar_bytes
 from parafeed.values.elements import to_leaf
 from parafeed.values.structure import STRING, as_dtype, dtype_name
 
@@ -301,8 +302,8 @@ def decode_csv(
     na_value: str = "",
     select_cols: list[int] | None = None,
 ) -> list:
-    """CSV records (a ``bytes`` scalar or an array of them) as a list of columns, each shaped like ``records``
-    (``tf.io.decode_csv``).
+    """CSV records (a scalar string: ``bytes``, ``str`` or a 0-d array; or an array of them) as a list of columns,
+    each shaped like ``records`` (``tf.io.decode_csv``): a scalar record gives scalars.
 
     Args:
         record_defaults: per column a default (``[0]``, ``[0.0]``, ``[""]``, ``[np.int64(0)]`` ...) whose type is the
@@ -317,8 +318,8 @@ def decode_csv(
     if not isinstance(field_delim, str) or len(field_delim) != 1:
         raise InvalidArgumentError(f"decode_csv: `field_delim` should be only 1 char, got {field_delim!r}")
     columns = CsvColumns(record_defaults, select_cols, field_delim, na_value)
-    scalar = isinstance(records, (bytes, str))
-    arr = np.asarray(records if not scalar else [records], dtype=object)
+    scalar = is_scalar_string(records)
+    arr = np.asarray([scalar_bytes("decode_csv", records, "records")] if scalar else records, dtype=object)
     width = len(columns.dtypes)
     needed = width if columns.select is None else columns.select[-1] + 1
     out = [np.empty(arr.size, dtype=d) for d in columns.dtypes]
