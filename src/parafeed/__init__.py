@@ -58,11 +58,19 @@ _LAZY = {
     "adapters": "parafeed.adapters",
     "experimental": "parafeed.experimental",
     "math": "parafeed.tensor_ops.math_ops",
+    "lookup": "parafeed.io.lookup",
+    "nest": "parafeed.tensor_ops.nest",
+    "random": "parafeed.tensor_ops.random_ops",
     "sparse": "parafeed.tensor_ops.sparse",
     "strings": "parafeed.tensor_ops.strings",
 }
 # TensorFlow's top-level operations (pf.cast, pf.reshape, pf.maximum ...), looked up in these modules on first use
-_OPERATIONS = ("parafeed.tensor_ops.array_ops", "parafeed.tensor_ops.math_ops", "parafeed.tensor_ops.python_ops")
+_OPERATIONS = tuple(
+    f"parafeed.tensor_ops.{m}" for m in ("array_ops", "math_ops", "python_ops", "control_flow", "random_ops")
+)
+
+
+_MISSING = object()
 
 
 def __getattr__(name: str) -> object:
@@ -78,8 +86,9 @@ def __getattr__(name: str) -> object:
         value = np.dtype(ml_dtypes.bfloat16)
     else:
         modules = (importlib.import_module(m) for m in _OPERATIONS)
-        value = next((getattr(m, name) for m in modules if name in m.__all__), None)
-    if value is not None:
+        home = next((m for m in modules if name in m.__all__), None)
+        value = getattr(home, name) if home is not None else _MISSING
+    if value is not _MISSING:
         globals()[name] = value
         return value
     from parafeed.core.missing import TOP, missing

@@ -209,6 +209,21 @@ def test_binary_op_matches_tensorflow(case, data):
         lambda tf: tf.add(tf.constant(["a"]), tf.constant(["b"])),
         lambda tf: tf.py_function(lambda a: a.numpy() * 2, [tf.constant([1, 2])], tf.int32),
         lambda tf: tf.numpy_function(lambda a: a + 1, [tf.constant([1, 2])], tf.int64),
+        lambda tf: tf.cond(tf.constant(1) > 0, lambda: tf.constant(1), lambda: tf.constant(2)),
+        lambda tf: tf.cond(tf.constant([True]), lambda: 1, lambda: 2),
+        lambda tf: tf.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + i), [tf.constant(0), tf.constant(0)]),
+        lambda tf: tf.while_loop(lambda i: i < 100, lambda i: [i * 2], [tf.constant(1)], maximum_iterations=3),
+        lambda tf: tf.while_loop(lambda i: i < 100, lambda i: i * 2, [tf.constant(1)]),
+        lambda tf: tf.map_fn(lambda x: x * 2, tf.constant([[1, 2], [3, 4]])),
+        lambda tf: tf.map_fn(lambda x: tf.reduce_sum(x), tf.constant([[1, 2], [3, 4]])),
+        lambda tf: tf.TensorArray(tf.float32, size=2).write(0, 1.0).write(1, 2.5).stack(),
+        lambda tf: tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2]), -1).lookup(
+            tf.constant(["b", "z", "a"])
+        ),
+        lambda tf: tf.lookup.StaticVocabularyTable(
+            tf.lookup.KeyValueTensorInitializer(["a", "b"], tf.constant([0, 1], tf.int64)), 3
+        ).lookup(tf.constant([["a", "q"], ["zz", "b"]])),
+        lambda tf: tf.expand_dims(tf.constant([1, 2]), 0)[:, tf.newaxis],
     ],
 )
 def test_construction_and_fixed_cases_match_tensorflow(case):

@@ -70,6 +70,12 @@ def with_tensor_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:
     return TensorFunction(fn)
 
 
+def draws_random(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s code (or the user code it reaches) calls random operations (``pf.random.*``,
+    ``pf.image.random_*``, ``stateless_random_*``): a map then keys each element's draws (``ops/map_draws.py``)."""
+    return any(n == "random" or n.startswith(("random_", "stateless_random")) for n in names_used(fn))
+
+
 def names_used(fn: Any) -> set[str]:
     """The attribute and global names used by ``fn``'s code and the user code it reaches (see the module docstring)."""
     names: set[str] = set()

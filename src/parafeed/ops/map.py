@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -9,10 +10,13 @@ from parafeed.core.arguments import callable_arg, deterministic_arg, parallelism
 from parafeed.core.dataset import AUTOTUNE, Dataset
 from parafeed.core.functions import element_fn, fn_name, to_result, user_error
 from parafeed.core.graph import ONE_TO_ONE, REORDERING
-from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
+from parafeed.core.iterator import DatasetIterator, current_options, current_scope, resolve_deterministic
 from parafeed.core.options import EXECUTORS
 from parafeed.core.positions import order_fixed
+from parafeed.core.tensor_functions import draws_random
 from parafeed.errors import InvalidArgumentError
+from parafeed.ops.map_draws import Keyed, KeyedCall
+from parafeed.sources.draws import draw_seed
 from parafeed.values.elements import SCALAR_TYPES
 
 if TYPE_CHECKING:
@@ -47,6 +51,8 @@ class MapDataset(Dataset):
 
             prestart(2 if num_parallel_calls == AUTOTUNE else num_parallel_calls)  # AUTOTUNE starts with 2
         self._what = f"map(): the result of {fn_name(self._fn)}"
+        if draws_random(map_func):  # its draws are keyed by element: a seed of its own, saved with the run's
+            self.seed = draw_seed("map()", None)[0]
 
     @property
     def kind(self) -> str:  # type: ignore[override]  # a property where Dataset has a class attribute
@@ -59,10 +65,17 @@ class MapDataset(Dataset):
     def _make_iterator(self, rows: BatchRows | None = None) -> DatasetIterator:
         """``rows``: a fused ``batch`` that the results go to; worker threads (or processes) write them into it when
         the order of results is fixed (:mod:`parafeed.ops.map_and_batch`)."""
-        parent = self._parents[0]._iter()
-        apply = element_fn(self._fn, self._what)
+        parent, fn = self._parents[0]._iter(), self._fn
+        if self.seed is not None:
+            scope = current_scope()
+
+            def run_key() -> tuple[int, int]:
+                return (scope.run.seed_for(self) if scope.run is not None else cast(int, self.seed)), scope.iteration
+
+            parent, fn = Keyed(parent, run_key), KeyedCall(fn)
+        apply = element_fn(fn, self._what)
         if self._num_parallel_calls is None:
-            return _MapIterator(parent, self._fn, self._what)
+            return _MapIterator(parent, fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
         executor = self._executor or current_options().resolve("executor")
@@ -71,7 +84,7 @@ class MapDataset(Dataset):
 
             make_executor, cluster_cpus = ray_executor_factory(self, apply)
             return ParallelMapIterator(
-                parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+                parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, task_seconds=RAY_TASK_SECONDS, depth=4,
                 make_executor=make_executor, max_parallelism=cluster_cpus,
                 order_fixed=order_fixed(self._parents[0]),
@@ -85,30 +98,30 @@ class MapDataset(Dataset):
             from parafeed.parallel.processes import process_executor_factory
 
             return ParallelMapIterator(
-                parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+                parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, task_seconds=PROCESS_TASK_SECONDS, depth=4,
                 make_executor=process_executor_factory(self, apply, rows if fused else None),
                 order_fixed=order_fixed(self._parents[0]),
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
-        make_serial: Callable[[Any, int], _MapIterator] = self._serial_iterator  # (on Numbered input when fused)
+        make_serial: Callable[[Any, int], _MapIterator] = functools.partial(self._serial_iterator, fn=fn)
         deterministic = self._deterministic
         if fused:
             apply, deterministic = placing(apply, cast("BatchRows", rows)), True  # (fused: rows is not None)
 
-            def make_serial(numbered: Numbered, index: int) -> _MapIterator:
-                return self._serial_iterator(numbered.inner, index)
+            def make_serial(numbered: Numbered, index: int) -> _MapIterator:  # (on Numbered input when fused)
+                return self._serial_iterator(numbered.inner, index, fn)
 
         return ParallelMapIterator(
-            parent, fn=apply, user_fn=self._fn, step="map()", num_parallel_calls=self._num_parallel_calls,
+            parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
             deterministic=deterministic, make_executor=thread_executor_factory(apply),
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=8,
             order_fixed=order_fixed(self._parents[0]),
         )  # fmt: skip
 
-    def _serial_iterator(self, parent: DatasetIterator, index: int) -> _MapIterator:
-        it = _MapIterator(parent, self._fn, self._what)
+    def _serial_iterator(self, parent: DatasetIterator, index: int, fn: Callable[..., Any]) -> _MapIterator:
+        it = _MapIterator(parent, fn, self._what)
         it.index = index
         return it
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import secrets
 import sys
 from typing import Any
 
@@ -14,6 +13,7 @@ from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.core.graph import REORDERING
 from parafeed.core.iterator import DatasetIterator, Scope, current_scope
 from parafeed.core.positions import Snapshots
+from parafeed.sources.draws import draw_seed
 
 _DRAWS = 1024  # random numbers drawn per call to the generator
 
@@ -44,7 +44,7 @@ class ShuffleDataset(PassThroughDataset):
             n = sys.maxsize
         self._buffer_size = positive_int("shuffle()", "buffer_size", n)
         self._seeded = seed is not None
-        self.seed: int = secrets.randbits(63) if seed is None else as_int("shuffle()", "seed", seed)
+        self.seed: int = draw_seed("shuffle()", None)[0] if seed is None else as_int("shuffle()", "seed", seed)
         self._reshuffle = bool(reshuffle_each_iteration)
 
     @property

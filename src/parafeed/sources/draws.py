@@ -44,7 +44,11 @@ class UniformDraws:
 
 
 def draw_seed(step: str, seed: Any) -> tuple[int, bool]:
-    """``(seed, seeded)``: the given seed, or one drawn now (a new order for every dataset object, as tf.data's)."""
+    """``(seed, seeded)``: the given seed; else one derived from ``pf.random.set_seed``'s global seed when one is set
+    (as TensorFlow derives op seeds), else one drawn now (a new order for every dataset object, as tf.data's)."""
     if seed is None:
-        return secrets.randbits(63), False
+        from parafeed.tensor_ops.random_ops import op_seed
+
+        derived = op_seed()
+        return (derived, True) if derived is not None else (secrets.randbits(63), False)
     return as_int(step, "seed", seed) & (2**63 - 1), True

@@ -8,7 +8,6 @@ the same seed gives the same numbers in every process; ``rerandomize_each_iterat
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from parafeed.core.dataset import INFINITE, Dataset
 from parafeed.core.graph import SOURCE
 from parafeed.core.iterator import DatasetIterator, current_scope
 from parafeed.errors import InvalidArgumentError
+from parafeed.sources.draws import draw_seed
 from parafeed.values.structure import TensorSpec
 
 CHUNK = 1024  # numbers drawn at a time; the generator of chunk k is seeded with (seed, stream, k)
@@ -38,7 +38,7 @@ class RandomDataset(Dataset):
                  name: str | None = None):  # fmt: skip
         super().__init__(name=name)
         self._seeded = seed is not None
-        self.seed: int = secrets.randbits(63) if seed is None else as_int("random()", "seed", seed)
+        self.seed: int = draw_seed("random()", None)[0] if seed is None else as_int("random()", "seed", seed)
         if rerandomize_each_iteration is not None and not isinstance(rerandomize_each_iteration, (bool, np.bool_)):
             raise InvalidArgumentError(
                 "random(): `rerandomize_each_iteration` must be None, True or False, got "
