@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
 # namespaces loaded on first use, to keep `import parafeed` fast: name -> module
 _LAZY = {
     "adapters": "parafeed.adapters",
+    "compat": "parafeed.compat",
     "experimental": "parafeed.experimental",
     "math": "parafeed.tensor_ops.math_ops",
     "lookup": "parafeed.io.lookup",
@@ -78,6 +79,10 @@ def __getattr__(name: str) -> object:
 
     if name in _LAZY:
         value: object = importlib.import_module(_LAZY[name])
+    elif name == "data":  # (`import parafeed as tf` code says tf.data.Dataset: parafeed has these names itself)
+        import sys
+
+        value = sys.modules[__name__]
     elif name == "function":
         from parafeed.core.tensor_functions import function as value
     elif name == "bfloat16":

@@ -224,6 +224,13 @@ def test_binary_op_matches_tensorflow(case, data):
             tf.lookup.KeyValueTensorInitializer(["a", "b"], tf.constant([0, 1], tf.int64)), 3
         ).lookup(tf.constant([["a", "q"], ["zz", "b"]])),
         lambda tf: tf.expand_dims(tf.constant([1, 2]), 0)[:, tf.newaxis],
+        lambda tf: tf.concat([tf.constant([1], tf.int64), [2, 3]], 0),
+        lambda tf: tf.stack([tf.constant(1.5), 2]),
+        lambda tf: tf.py_function(Tout=tf.float32)(lambda a: a * 2.0)(tf.constant(1.5)),
+        lambda tf: tf.math.rint([0.5, 1.5, -2.5]),
+        lambda tf: tf.math.segment_sum([1, 2, 3, 4], [0, 0, 1, 3]),
+        lambda tf: tf.math.unsorted_segment_sum([[1, 2], [3, 4], [5, 6]], [1, 0, 1], 3),
+        lambda tf: tf.math.segment_sum([1, 2], [1, 0]),
     ],
 )
 def test_construction_and_fixed_cases_match_tensorflow(case):

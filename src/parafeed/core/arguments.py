@@ -51,10 +51,10 @@ def deterministic_arg(step: str, value: Any) -> bool | None:
 
 
 def callable_arg(step: str, name: str, value: Any) -> Any:
-    """A user function, checked; given Tensors for arguments if its code calls tensor methods on them
-    (:mod:`parafeed.core.tensor_functions`)."""
+    """A user function, checked, with its closure read now (as TensorFlow reads it when it traces); given Tensors for
+    arguments if its code calls tensor methods on them (:mod:`parafeed.core.tensor_functions`)."""
     if not callable(value):
         raise InvalidArgumentError(f"{step}: `{name}` must be callable, got {type(value).__name__} {value!r}")
-    from parafeed.core.tensor_functions import with_tensor_arguments
+    from parafeed.core.tensor_functions import closures_read_now, with_tensor_arguments
 
-    return with_tensor_arguments(value)
+    return with_tensor_arguments(closures_read_now(value))

@@ -24,7 +24,6 @@ TOP = {
     "IteratorSpec": "parafeed iterators are not passed to traced functions; use `iter(ds)`",
     "NumpyIterator": "`iter(ds)` already gives NumPy elements (`ds.as_numpy_iterator()` is the same)",
     "contrib": "TF1's tf.contrib.data names are in `pf.experimental` (e.g. `pf.experimental.AUTOTUNE`)",
-    "compat": "write the TF2 API's names: `pf.Dataset`, `pf.experimental` (TF1 queue runners: see docs/porting.md)",
 }
 
 EXPERIMENTAL = {

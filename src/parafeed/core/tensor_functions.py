@@ -11,6 +11,7 @@ explicitly, for a function reached in a way the scan cannot follow (through a co
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import os
@@ -61,6 +62,28 @@ def function(func: Callable[..., Any] | None = None, input_signature: Any = None
     if func is None:
         return function
     return func if isinstance(func, TensorFunction) else TensorFunction(func)
+
+
+def closures_read_now(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the variables it closes over read now, when the step is built, as TensorFlow reads them when it
+    traces the function: ``for i in ...: ds.map(lambda x: f(x, i))`` keeps each ``i``. A function that assigns
+    one of them (``nonlocal``) keeps its live closure, and so does anything that is not a plain function."""
+    if not isinstance(fn, types.FunctionType) or not fn.__closure__:
+        return fn
+    code = fn.__code__
+    if any(i.opname == "STORE_DEREF" and i.argval in code.co_freevars for i in dis.get_instructions(code)):
+        return fn
+    cells = []
+    for cell in fn.__closure__:
+        try:
+            cells.append(types.CellType(cell.cell_contents))
+        except ValueError:  # (not assigned yet: a function defined before a variable it uses)
+            cells.append(cell)
+    read = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, tuple(cells))
+    read.__kwdefaults__ = fn.__kwdefaults__
+    functools.update_wrapper(read, fn)
+    del read.__wrapped__  # type: ignore[attr-defined]  # (set by update_wrapper: read is no wrapper of fn)
+    return read
 
 
 def with_tensor_arguments(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -17,7 +17,17 @@ from parafeed.io.tensor_proto import parse_tensor, serialize_tensor
 from parafeed.io.tensors import decode_base64, decode_compressed, decode_raw, encode_base64
 from parafeed.io.text import decode_csv
 from parafeed.io.tfrecord import TFRecordOptions, TFRecordWriter, tf_record_iterator
-from parafeed.tensor_ops.image import decode_image, decode_jpeg, decode_png
+from parafeed.tensor_ops.image import (
+    decode_and_crop_jpeg,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    extract_jpeg_shape,
+    is_jpeg,
+)
+from parafeed.values.tensor import export_tensor_results
 
 __all__ = [
     "FixedLenFeature",
@@ -30,10 +40,15 @@ __all__ = [
     "decode_base64",
     "decode_compressed",
     "decode_csv",
+    "decode_and_crop_jpeg",
     "decode_image",
     "decode_jpeg",
     "decode_png",
     "decode_raw",
+    "encode_jpeg",
+    "encode_png",
+    "extract_jpeg_shape",
+    "is_jpeg",
     "encode_base64",
     "gfile",
     "parse_example",
@@ -46,3 +61,5 @@ __all__ = [
     "serialize_tensor",
     "tf_record_iterator",
 ]
+
+export_tensor_results(globals())  # (results as Tensors, as TensorFlow's operations return them)

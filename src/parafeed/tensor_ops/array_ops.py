@@ -244,8 +244,16 @@ def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = "bool", name: s
 # ------------------------------------------------------------------------------------------------ joining, splitting
 
 
+def _joined(values: Any, op: str) -> list[np.ndarray]:
+    """The tensors ``concat`` / ``stack`` join: Python values take the dtype of the tensors among them."""
+    given = list(values)
+    tensors = [array(v, op) for v in given if not is_python(v)]
+    dtype = tensors[0].dtype if tensors else None
+    return [array(v, op, dtype) if is_python(v) else array(v, op) for v in given]
+
+
 def concat(values: Any, axis: Any, name: str | None = "concat") -> Tensor:
-    arrays = [array(v, "concat()") for v in values]
+    arrays = _joined(values, "concat()")
     if not arrays:
         raise InvalidArgumentError("concat(): needs at least one tensor")
     _same_dtype(arrays, "concat()")
@@ -257,7 +265,7 @@ def concat(values: Any, axis: Any, name: str | None = "concat") -> Tensor:
 
 
 def stack(values: Any, axis: Any = 0, name: str | None = "stack") -> Tensor:
-    arrays = [array(v, "stack()") for v in values]
+    arrays = _joined(values, "stack()")
     if not arrays:
         raise InvalidArgumentError("stack(): needs at least one tensor")
     _same_dtype(arrays, "stack()")

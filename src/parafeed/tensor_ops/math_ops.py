@@ -163,6 +163,7 @@ log1p = _unary("log1p", np.log1p, "fc")
 floor = _unary("floor", np.floor)
 ceil = _unary("ceil", np.ceil)
 round = _unary("round", np.rint, "iuf")
+rint = _unary("rint", np.rint, "f")
 sigmoid = _unary("sigmoid", lambda a: 1 / (1 + np.exp(-a)), "fc")
 tanh = _unary("tanh", np.tanh, "fc")
 sin, cos, tan = _unary("sin", np.sin, "fc"), _unary("cos", np.cos, "fc"), _unary("tan", np.tan, "fc")
@@ -260,6 +261,32 @@ def count_nonzero(input: Any, axis: Any = None, keepdims: bool = False, dtype: A
     return out(np.asarray(np.sum(nonzero, axis=axes, keepdims=keepdims)).astype(as_dtype(dtype)))
 
 
+def _segments(op: str, data: Any, segment_ids: Any, num_segments: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    values, ids = array(data, f"{op}()"), array(segment_ids, f"{op}()")
+    if ids.dtype.kind not in "iu" or ids.shape != values.shape[: ids.ndim]:
+        raise InvalidArgumentError(f"{op}(): `segment_ids` must be integers shaped like the start of `data`'s shape")
+    n = int(ids.max(initial=-1)) + 1 if num_segments is None else int(np.asarray(num_segments))
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise InvalidArgumentError(f"{op}(): segment ids must be in [0, {n})")
+    return values.reshape(-1, *values.shape[ids.ndim :]), ids.reshape(-1), n
+
+
+def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any, name: str | None = None) -> Tensor:
+    """``tf.math.unsorted_segment_sum``: the rows of ``data`` summed into ``num_segments`` segments by id."""
+    values, ids, n = _segments("unsorted_segment_sum", data, segment_ids, num_segments)
+    total = np.zeros((n, *values.shape[1:]), values.dtype)
+    np.add.at(total, ids, values)
+    return out(total)
+
+
+def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
+    """``tf.math.segment_sum``: as :func:`unsorted_segment_sum` with sorted ids, as many segments as the last id."""
+    ids = array(segment_ids, "segment_sum()")
+    if ids.size > 1 and (np.diff(ids.reshape(-1)) < 0).any():
+        raise InvalidArgumentError("segment_sum(): segment ids are not increasing")
+    return unsorted_segment_sum(data, ids, None)
+
+
 def add_n(inputs: Any, name: str | None = None) -> Tensor:
     arrays = [array(v, "add_n()") for v in inputs]
     total = arrays[0]
@@ -338,8 +365,10 @@ __all__ = [
     "reduce_std",
     "reduce_sum",
     "reduce_variance",
+    "rint",
     "round",
     "rsqrt",
+    "segment_sum",
     "sigmoid",
     "sign",
     "sin",
@@ -351,4 +380,5 @@ __all__ = [
     "tanh",
     "top_k",
     "truediv",
+    "unsorted_segment_sum",
 ]

@@ -37,9 +37,23 @@ def _results(op: str, func: Callable[..., Any], result: Any, Tout: Any) -> Any:
     return converted if many else converted[0]
 
 
-def py_function(func: Callable[..., Any], inp: Any, Tout: Any, name: str | None = None) -> Any:
-    """``tf.py_function``: ``func`` gets Tensors (with ``.numpy()``) and its results are converted to ``Tout``."""
+def py_function(func: Callable[..., Any] | None = None, inp: Any = None, Tout: Any = None,
+                name: str | None = None) -> Any:  # fmt: skip
+    """``tf.py_function``: ``func`` gets Tensors (with ``.numpy()``) and its results are converted to ``Tout``. As
+    a decorator (``@pf.py_function(Tout=pf.float32)``), the decorated function's arguments are ``inp``."""
+    if func is None:
+        return lambda f: _decorated(f, Tout)
+    if inp is None:
+        return _decorated(func, Tout)
     return _results("py_function()", func, func(*[as_tensor(array(x, "py_function()")) for x in inp]), Tout)
+
+
+def _decorated(func: Callable[..., Any], Tout: Any) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        return py_function(func, list(args), Tout)
+
+    call.__wrapped__ = func  # type: ignore[attr-defined]
+    return call
 
 
 def numpy_function(func: Callable[..., Any], inp: Any, Tout: Any, stateful: bool = True, name: str | None = None

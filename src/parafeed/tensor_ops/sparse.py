@@ -26,6 +26,7 @@ from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.values.elements import short_repr, to_leaf
 from parafeed.values.sparse import SparseTensor
 from parafeed.values.structure import STRING, dtype_name
+from parafeed.values.tensor import export_tensor_results
 
 __all__ = [
     "SparseTensor", "add", "concat", "expand_dims", "fill_empty_rows", "from_dense", "reduce_sum", "reorder",
@@ -404,3 +405,6 @@ def transpose(sp_input: Any, perm: Any = None, name: Any = None) -> SparseTensor
     indices = st.indices[:, order]
     rows = _order(indices)
     return _make(indices[rows], st.values[rows], st.dense_shape[order])
+
+
+export_tensor_results(globals())  # (results as Tensors, as TensorFlow's operations return them)

@@ -38,6 +38,7 @@ from parafeed.tensor_ops.strings_split import bytes_split, ngrams, split, string
 from parafeed.tensor_ops.strings_unicode import unicode_decode, unicode_encode, unicode_split, unicode_transcode
 from parafeed.values.elements import short_repr
 from parafeed.values.ragged_tensor import RaggedTensor
+from parafeed.values.tensor import export_tensor_results
 
 __all__ = [
     "as_string", "bytes_split", "join", "length", "lower", "ngrams", "reduce_join", "regex_full_match",
@@ -308,3 +309,6 @@ def __getattr__(name: str) -> Any:
     if name in _MISSING:
         raise AttributeError(f"pf.strings.{name} is tf.strings API that parafeed does not have: {_MISSING[name]}")
     raise AttributeError(f"module 'parafeed.strings' has no attribute {name!r}")
+
+
+export_tensor_results(globals())  # (results as Tensors, as TensorFlow's operations return them)

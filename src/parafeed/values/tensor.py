@@ -11,6 +11,8 @@ user function that calls these methods on its arguments gets Tensors as argument
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Iterable
 from typing import Any
 
@@ -267,16 +269,39 @@ def as_tensor(value: Any) -> Tensor:
     return np.asarray(value).view(Tensor)
 
 
-def tensor_leaves(element: Any) -> Any:
-    """``element`` with its array, scalar and string leaves as Tensors (sparse and ragged leaves, datasets and
-    structures as they are): the arguments of a user function that calls tensor methods."""
+def tensor_leaves(element: Any, strings: bool = True) -> Any:
+    """``element`` with its array, scalar and (with ``strings``) ``bytes`` leaves as Tensors (sparse and ragged
+    leaves, datasets and structures as they are): the arguments of a user function that calls tensor methods."""
     t = type(element)
     if t is tuple or t is list:
-        return t(tensor_leaves(v) for v in element)
+        return t(tensor_leaves(v, strings) for v in element)
     if isinstance(element, tuple) and hasattr(t, "_fields"):
-        return t(*(tensor_leaves(v) for v in element))
+        return t(*(tensor_leaves(v, strings) for v in element))
     if isinstance(element, dict):
-        return t((k, tensor_leaves(v)) for k, v in element.items())
-    if isinstance(element, (np.ndarray, np.generic, bytes)):
+        return t((k, tensor_leaves(v, strings)) for k, v in element.items())
+    if isinstance(element, (np.ndarray, np.generic)) or (strings and isinstance(element, bytes)):
         return as_tensor(element)
     return element
+
+
+def tensor_results(fn: Any) -> Any:
+    """``fn`` returning Tensors: the array and number leaves of its result (a structure of them included), as
+    TensorFlow's operations return tensors; a scalar string stays ``bytes`` (what writers, hashes and dict keys
+    take). The op namespaces (``pf.image``, ``pf.io``, ``pf.strings`` ...) export their functions so; inside
+    parafeed the plain functions are called."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return tensor_leaves(fn(*args, **kwargs), strings=False)
+
+    call.__wrapped__ = fn
+    return call
+
+
+def export_tensor_results(namespace: dict[str, Any]) -> None:
+    """Every public function named in ``namespace["__all__"]`` replaced by its :func:`tensor_results` form."""
+    wrapped: dict[int, Any] = {}  # (one wrapper per function: aliases stay the same object)
+    for name in namespace["__all__"]:
+        value = namespace[name]
+        if isinstance(value, types.FunctionType):
+            namespace[name] = wrapped.setdefault(id(value), tensor_results(value))

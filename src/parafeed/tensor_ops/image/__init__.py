@@ -68,6 +68,7 @@ from parafeed.tensor_ops.image.decode import (
 from parafeed.tensor_ops.image.encode import encode_jpeg, encode_png
 from parafeed.tensor_ops.image.pixels import convert_image_dtype, normalize, per_image_standardization, total_variation
 from parafeed.tensor_ops.image.resize import ResizeMethod, resize, resize_with_pad
+from parafeed.values.tensor import export_tensor_results
 
 __all__ = [
     "ResizeMethod",
@@ -123,3 +124,5 @@ __all__ = [
     "yiq_to_rgb",
     "yuv_to_rgb",
 ]
+
+export_tensor_results(globals())  # (results as Tensors, as TensorFlow's operations return them)

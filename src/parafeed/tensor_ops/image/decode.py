@@ -17,17 +17,14 @@ import numpy as np
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.tensor_ops.image import checks
 from parafeed.tensor_ops.image.pixels import convert_image_dtype
+from parafeed.values.byte_strings import scalar_bytes
 
 _JPEG, _PNG, _GIF, _BMP = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8", b"BM"
 _COLORSPACES = {1: "GRAY", 3: "RGB"}
 
 
 def _check_bytes(step: str, contents: Any) -> bytes:
-    if isinstance(contents, np.ndarray) and contents.shape == () and contents.dtype == object:
-        contents = contents.item()
-    if not isinstance(contents, (bytes, bytearray, memoryview)):
-        raise InvalidArgumentError(f"{step}: `contents` must be the encoded image bytes, got {type(contents).__name__}")
-    return bytes(contents)
+    return scalar_bytes(step, contents, "contents", text=False)
 
 
 def _channels_arg(step: str, channels: int | None, allowed: tuple[int, ...]) -> int:
