@@ -4,7 +4,7 @@ VENV := .venv
 comma := ,
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean fuzz soak
+.PHONY: demo test lint bench clean fuzz soak porting
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ demo: $(VENV)/.installed-demo
 # together (tests/conftest.py). A plain `pytest` runs them all in one process.
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# The porting corpus (docs/porting.md): every real input function that ports, run under TensorFlow and renamed under
+# parafeed (make test runs three of them).
+porting: $(VENV)/.installed-dev
+	PARAFEED_PORTING_ALL=1 $(BIN)/python -m pytest -n 2 tests/porting
 
 # Reliability (docs/reliability.md): 100,000 fuzzed TFRecord files and tf.train.Examples (+10,000 cache files), and a
 # soak ten times the size of the one in `make test` (10M elements through the process pool, 15,000 iterators).

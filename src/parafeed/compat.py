@@ -38,8 +38,13 @@ class _Namespace(types.ModuleType):
 def _image() -> _Namespace:
     from parafeed.tensor_ops import image
     from parafeed.tensor_ops.image import resize_v1
+    from parafeed.values.tensor import export_tensor_results
 
-    return _Namespace("pf.compat.v1.image", image, **{name: getattr(resize_v1, name) for name in resize_v1.__all__})
+    names: dict[str, Any] = {name: getattr(resize_v1, name) for name in resize_v1.__all__}
+    names["__all__"] = list(names)
+    export_tensor_results(names)  # (results as Tensors, as pf.image's)
+    del names["__all__"]
+    return _Namespace("pf.compat.v1.image", image, **names)
 
 
 def _one_shot(dataset: Any) -> Any:

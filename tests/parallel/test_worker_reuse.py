@@ -59,7 +59,7 @@ def test_a_pipeline_built_anew_runs_on_the_last_ones_workers_with_its_own_functi
 
 
 def test_spares_are_few_and_leave_when_unused(monkeypatch):
-    monkeypatch.setattr(process_startup, "SPARE_SECONDS", 3.0)
+    monkeypatch.setattr(process_startup, "SPARE_SECONDS", 10.0)  # (a window a busy machine still sees)
     many = [process_startup.Worker() for _ in range(process_startup.schedulable_cpus() + 2)]
     process_startup.give_spares(many)
     assert wait_for(

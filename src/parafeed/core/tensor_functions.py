@@ -20,12 +20,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from parafeed.values.tensor import tensor_leaves
+from parafeed.values.tensor import tensor_leaves, tensors_everywhere
 
 TENSOR_METHODS = frozenset(
     {
-        "set_shape", "get_shape", "as_list", "numpy", "ndims", "is_fully_defined", "num_elements", "merge_with",
-        "assert_has_rank", "assert_is_compatible_with", "is_compatible_with", "with_rank", "with_rank_at_least",
+        "set_shape", "get_shape", "as_list", "numpy", "ndims", "dtype", "is_fully_defined", "num_elements",
+        "merge_with", "assert_has_rank", "assert_is_compatible_with", "is_compatible_with", "with_rank",
+        "with_rank_at_least",
     }
 )  # fmt: skip
 """Names that, used in a function's code, make parafeed give it Tensors."""
@@ -45,7 +46,8 @@ class TensorFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*[tensor_leaves(a) for a in args], **{k: tensor_leaves(v) for k, v in kwargs.items()})
+        with tensors_everywhere():
+            return self.fn(*[tensor_leaves(a) for a in args], **{k: tensor_leaves(v) for k, v in kwargs.items()})
 
     def __reduce__(self) -> tuple[Any, ...]:
         return TensorFunction, (self.fn,)

@@ -13,8 +13,9 @@ import numpy as np
 
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.tensor_ops.convert import array, axes_arg, axis_arg, ints, is_python, out, pair
+from parafeed.values.elements import to_element
 from parafeed.values.sparse import SparseTensor
-from parafeed.values.structure import STRING, as_dtype, dtype_name
+from parafeed.values.structure import STRING, as_dtype, dtype_name, spec_of
 from parafeed.values.tensor import Tensor, TensorShape
 
 # ------------------------------------------------------------------------------------------------ dtypes and values
@@ -442,6 +443,11 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None, name: str | None = "b
     return out(np.compress(m.reshape(-1).astype(bool), flat, axis=a))
 
 
+def type_spec_from_value(value: Any) -> Any:
+    """``tf.type_spec_from_value``: the spec of a value (a structure of them included), as an element's."""
+    return spec_of(to_element(value, "type_spec_from_value()"))
+
+
 def unique(x: Any, out_idx: Any = "int32", name: str | None = None) -> tuple[Tensor, Tensor]:
     """``tf.unique``: the values in order of first appearance, and each element's index into them."""
     arr = array(x, "unique()")
@@ -489,6 +495,7 @@ __all__ = [
     "to_int32",
     "to_int64",
     "transpose",
+    "type_spec_from_value",
     "unique",
     "unstack",
     "where",

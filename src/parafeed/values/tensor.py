@@ -11,9 +11,11 @@ user function that calls these methods on its arguments gets Tensors as argument
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -247,6 +249,16 @@ class Tensor(np.ndarray):
         # 0-d results stay Tensors (NumPy would give scalars), so that `.numpy()` works on them as on TF's
         return array.view(Tensor) if isinstance(array, np.ndarray) else array
 
+    def __getitem__(self, key: Any) -> Any:  # (one element of a tensor is a 0-d tensor, as in TensorFlow)
+        item = super().__getitem__(key)
+        return item if isinstance(item, np.ndarray) else as_tensor(item)
+
+    def __eq__(self, other: Any) -> Any:
+        return np.ndarray.__eq__(self, _as_strings(self, other))
+
+    def __ne__(self, other: Any) -> Any:
+        return np.ndarray.__ne__(self, _as_strings(self, other))
+
     def __repr__(self) -> str:
         return f"<pf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={self.numpy()!r}>"
 
@@ -254,6 +266,15 @@ class Tensor(np.ndarray):
         if self.ndim == 0:
             raise TypeError("iterating over a 0-d Tensor is not allowed")
         return super().__iter__()
+
+
+def _as_strings(tensor: Tensor, other: Any) -> Any:
+    """``other`` for comparing with a string tensor: Python ``str`` as UTF-8 ``bytes`` (TensorFlow's strings)."""
+    if tensor.dtype != object or not isinstance(other, (str, list, tuple)):
+        return other
+    encoded = np.empty(np.shape(other), dtype=object)
+    encoded.reshape(-1)[:] = [s.encode() if isinstance(s, str) else s for s in np.asarray(other, object).reshape(-1)]
+    return encoded
 
 
 def as_tensor(value: Any) -> Tensor:
@@ -284,15 +305,30 @@ def tensor_leaves(element: Any, strings: bool = True) -> Any:
     return element
 
 
+_calls = threading.local()  # .tensors: inside a function that gets Tensors (string results are Tensors too)
+
+
+@contextlib.contextmanager
+def tensors_everywhere() -> Iterator[None]:
+    """Inside the block, operations give Tensors for scalar strings too (a function written for TensorFlow may call
+    ``.dtype`` or ``.numpy()`` on what ``read_file`` or a parser returns)."""
+    outer = getattr(_calls, "tensors", False)
+    _calls.tensors = True
+    try:
+        yield
+    finally:
+        _calls.tensors = outer
+
+
 def tensor_results(fn: Any) -> Any:
     """``fn`` returning Tensors: the array and number leaves of its result (a structure of them included), as
     TensorFlow's operations return tensors; a scalar string stays ``bytes`` (what writers, hashes and dict keys
-    take). The op namespaces (``pf.image``, ``pf.io``, ``pf.strings`` ...) export their functions so; inside
-    parafeed the plain functions are called."""
+    take) except inside a function that gets Tensors (:func:`tensors_everywhere`). The op namespaces (``pf.image``,
+    ``pf.io``, ``pf.strings`` ...) export their functions so; inside parafeed the plain functions are called."""
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        return tensor_leaves(fn(*args, **kwargs), strings=False)
+        return tensor_leaves(fn(*args, **kwargs), strings=getattr(_calls, "tensors", False))
 
     call.__wrapped__ = fn
     return call
