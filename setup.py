@@ -14,6 +14,12 @@ setup(
             extra_compile_args=["-O3", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         ),
+        Extension(  # bilinear resizing in TensorFlow's float32 arithmetic (pf.image.resize's default method)
+            "parafeed.tensor_ops._resize",
+            ["src/parafeed/tensor_ops/_resize.c"],
+            extra_compile_args=["-O3", "-ffp-contract=off", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            optional=True,
+        ),
         Extension(  # decode_and_crop_jpeg: libjpeg-turbo's partial decoding (the system's libjpeg-turbo, >= 1.5)
             "parafeed.tensor_ops._jpeg",
             ["src/parafeed/tensor_ops/_jpeg.c"],

@@ -78,7 +78,7 @@ def main() -> None:
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     photo = np.random.default_rng(0).integers(0, 256, (375, 500, 3)).astype(np.uint8)
-    print(f"| op (375x500x3) | pf.image ms | tf.image ms | pf / tf |\n|---|---|---|---|")
+    print("| op (375x500x3) | pf.image ms | tf.image ms | pf / tf |\n|---|---|---|---|")
     for name, (ours, theirs) in cases(pf, tf, photo).items():
         a, b = fastest(ours, args.runs), fastest(theirs, args.runs)
         print(f"| {name} | {a:.2f} | {b:.2f} | {a / b:.2f} |")

@@ -29,6 +29,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+try:
+    from parafeed.tensor_ops import _resize
+except ImportError:  # (an optional extension: the NumPy version below does the same)
+    _resize = None  # type: ignore[assignment]
+
 F32 = np.float32
 _TABLE_SIZE = 1024
 _TINY = F32(1000) * np.finfo(F32).tiny  # below this a weight sum is not normalised (TensorFlow's guard)
@@ -305,12 +310,18 @@ def taps(x: np.ndarray, axis: int, index: np.ndarray, weights: np.ndarray) -> np
 
 def linear(x: np.ndarray, out_h: int, out_w: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
     """ResizeBilinear on a 4-D batch: float32, bit-exact. Each needed input row is interpolated across once, then
-    each output row between its two interpolated rows."""
-    _, h, w, _ = x.shape
+    each output row between its two interpolated rows. uint8 and float32 images go through the C extension
+    ``_resize`` (the same arithmetic, value by value) where it is built."""
+    n, h, w, c = x.shape
     if (h, w) == (out_h, out_w):
         return x.astype(F32)
-    _, _, y_frac, rows, lower_at, upper_at = linear_axis(h, out_h, align_corners, half_pixel)
+    y_lower, y_upper, y_frac, rows, lower_at, upper_at = linear_axis(h, out_h, align_corners, half_pixel)
     x_lower, x_upper, x_frac, _, _, _ = linear_axis(w, out_w, align_corners, half_pixel)
+    if _resize is not None and x.dtype in (np.uint8, F32) and x.size:
+        out = np.empty((n, out_h, out_w, c), F32)
+        yl, yu, fy, xl, xu, fx = _as_int64((y_lower, y_upper, y_frac, x_lower, x_upper, x_frac))
+        _resize.bilinear(np.ascontiguousarray(x), x.dtype == F32, n, h, w, c, yl, yu, fy, xl, xu, fx, out)
+        return out
     source = x if len(rows) == h else np.take(x, rows, axis=1)
     left = _take(source, x_lower, 2).astype(F32, copy=False)
     across = _take(source, x_upper, 2).astype(F32, copy=False)
@@ -323,6 +334,10 @@ def linear(x: np.ndarray, out_h: int, out_w: int, align_corners: bool, half_pixe
     out *= y_frac[:, None, None]
     out += top
     return out
+
+
+def _as_int64(axes: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    return [np.ascontiguousarray(a, np.int64 if a.dtype.kind == "i" else F32) for a in axes]
 
 
 def nearest(x: np.ndarray, out_h: int, out_w: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
