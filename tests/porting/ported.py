@@ -66,6 +66,8 @@ def elements(slug: str, ported: bool, directory: str) -> tuple[list[Any], bool]:
         else:
             import tensorflow as framework
         dataset = module.build(framework, directory)
+        if ported and not isinstance(dataset, framework.Dataset):  # (`from tensorflow import image`: not renamed)
+            raise RuntimeError(f"the renamed code still builds a {type(dataset).__name__}, not a parafeed dataset")
         got = []
         for element in dataset:
             got.append([_numpy(leaf) for leaf in _leaves(element)])
@@ -75,7 +77,7 @@ def elements(slug: str, ported: bool, directory: str) -> tuple[list[Any], bool]:
             return got, False
         from parafeed.core import graph
 
-        return got, bool(graph.find(dataset, lambda node: node.seed is not None))
+        return got, bool(graph.find(dataset, lambda node: getattr(node, "seed", None) is not None))
     finally:
         os.chdir(cwd)
 

@@ -12,12 +12,12 @@ QUICK = ["docs_tfrecord", "automl_efficientdet_tf_example_decoder", "trax_text_p
 # entries that do not port by the rename alone, each explained in docs/porting.md ("The porting corpus")
 NOT_PORTED = {
     "big_vision_pp_image",
-    "docs_csv_decode",
     "docs_guide_fsns_parse",
     "docs_guide_resampling",
     "docs_guide_text_csv",
     "docs_simple_audio",
     "flax_wmt_input",
+    "kerasio_deeplabv3_plus",
     "kerasio_speaker_recognition",
     "nvidia_sim_dataloader",
     "simclr_tf2_input",
