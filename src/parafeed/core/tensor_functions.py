@@ -42,8 +42,7 @@ class TensorFunction:
 
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
-        self.__wrapped__ = fn  # (error messages name the user's function)
-        functools.update_wrapper(self, fn, updated=())
+        functools.update_wrapper(self, fn, updated=())  # (and __wrapped__: error messages name the user's function)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with tensors_everywhere():
