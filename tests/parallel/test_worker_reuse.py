@@ -38,9 +38,15 @@ def no_spares():
 
 
 def test_workers_start_when_the_step_is_built_and_serve_its_first_batch():
-    before = worker_pids()  # pools of other tests' steps still alive
-    ds = pf.Dataset.range(20).map(plus_one, num_parallel_calls=2, executor="process")
-    started = worker_pids() - before
+    gc.collect()
+    gc.disable()  # (no collection in between: another test's pool collected now would become a spare for this step)
+    try:
+        process_startup.release_spares()
+        before = worker_pids()  # pools of other tests' steps still alive
+        ds = pf.Dataset.range(20).map(plus_one, num_parallel_calls=2, executor="process")
+        started = worker_pids() - before
+    finally:
+        gc.enable()
     assert len(started) == 2  # before any iteration
     assert [int(x) for x in ds] == list(range(1, 21))
     assert worker_pids() - before == started  # the pool ran on them
