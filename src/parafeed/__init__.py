@@ -9,8 +9,6 @@ Example:
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from parafeed import checkpoint, distribute, errors, io
 from parafeed.core import stats
 from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
@@ -20,6 +18,8 @@ from parafeed.io import example_messages as train
 from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 from parafeed.tensor_ops import image, ragged
 from parafeed.values.dtypes import (
+    DType,
+    as_dtype,
     bool,
     complex64,
     complex128,
@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
 _LAZY = {
     "adapters": "parafeed.adapters",
     "compat": "parafeed.compat",
+    "dtypes": "parafeed.values.dtypes",
     "experimental": "parafeed.experimental",
     "math": "parafeed.tensor_ops.math_ops",
     "lookup": "parafeed.io.lookup",
@@ -86,9 +87,7 @@ def __getattr__(name: str) -> object:
     elif name == "function":
         from parafeed.core.tensor_functions import function as value
     elif name == "bfloat16":
-        import ml_dtypes
-
-        value = np.dtype(ml_dtypes.bfloat16)
+        from parafeed.values.dtypes import bfloat16 as value
     else:
         modules = (importlib.import_module(m) for m in _OPERATIONS)
         home = next((m for m in modules if name in m.__all__), None)
@@ -118,6 +117,7 @@ __all__ = [
     "SparseTensor",
     "SparseTensorSpec",
     "TFRecordDataset",
+    "DType",
     "Dimension",
     "Tensor",
     "TensorShape",
@@ -125,6 +125,7 @@ __all__ = [
     "TextLineDataset",
     "ThreadingOptions",
     "adapters",
+    "as_dtype",
     "bool",
     "complex64",
     "complex128",

@@ -80,7 +80,7 @@ def pf_lib() -> SimpleNamespace:
         concat=lambda xs: np.concatenate(xs),
         reverse=lambda x: x[::-1],
         check_numerics=_check_numerics,
-        to_numpy=lambda value: value,
+        to_numpy=lambda value: pf.nest.map_structure(lambda t: t.numpy() if hasattr(t, "numpy") else t, value),
     )
 
 

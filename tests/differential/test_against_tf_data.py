@@ -67,4 +67,4 @@ def test_reduce_matches_tf_data():
     initial = (TF.cast(0, TF.int64), 0.0)
     expected = build(TF).reduce(initial, fold)
     actual = build(PF).reduce((PF.cast(0, PF.int64), 0.0), fold)
-    assert_elements_equal([tuple(t.numpy() for t in expected)], [actual], "reduce")
+    assert_elements_equal([tuple(t.numpy() for t in expected)], [tuple(t.numpy() for t in actual)], "reduce")

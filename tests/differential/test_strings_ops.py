@@ -418,3 +418,19 @@ def test_zero_d_results_are_bytes_and_zero_d_tensors():
     assert pfs.split("a b").tolist() == [b"a", b"b"]
     assert isinstance(pfs.split(["a b"]), RaggedTensor)
     assert pfs.string_split_v2 is pfs.split
+
+
+@SETTINGS
+@given(st.lists(st.one_of(NUMERIC.flatmap(numbers), string_arrays()), max_size=3), st.integers(0, 3),
+       st.sampled_from([-1, 0, 1, 2, 3]), st.sampled_from(["{}", "%s"]))  # fmt: skip
+def test_format(inputs, placeholders, summarize, placeholder):
+    template = "<" + "|".join([placeholder] * placeholders) + ">"
+    check(lambda L: L.strings.format(template, [tf.constant(v) if L is TF else v for v in inputs],
+                                     placeholder=placeholder, summarize=summarize))  # fmt: skip
+
+
+def test_format_writes_what_tensorflow_prints():
+    for value in ([1.5, 1e10, 1e-7, 0.1], np.float64(1 / 3), np.float32(1 / 3), [[1, 2, 3, 4, 5]] * 5,
+                  np.zeros((2, 0, 2)), np.arange(96).reshape(8, 3, 4), b"a\n\"\\\x01\x7f\xff'", np.float16(1 / 3),
+                  [np.nan, -np.inf], np.uint64(2**64 - 1), np.complex64(1j)):  # fmt: skip
+        check(lambda L: L.strings.format("{}", tf.constant(value) if L is TF else tf.constant(value).numpy()))

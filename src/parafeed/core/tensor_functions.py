@@ -26,10 +26,11 @@ TENSOR_METHODS = frozenset(
     {
         "set_shape", "get_shape", "as_list", "numpy", "ndims", "dtype", "is_fully_defined", "num_elements",
         "merge_with", "assert_has_rank", "assert_is_compatible_with", "is_compatible_with", "with_rank",
-        "with_rank_at_least",
+        "with_rank_at_least", "newaxis",
     }
 )  # fmt: skip
-"""Names that, used in a function's code, make parafeed give it Tensors."""
+"""Names that, used in a function's code, make parafeed give it Tensors (``newaxis``: ``record[pf.newaxis]`` indexes
+a scalar string, which only a 0-d Tensor can)."""
 
 _PATHS = sysconfig.get_paths()
 _LIBRARIES = tuple({os.path.realpath(_PATHS[k]) + os.sep for k in ("stdlib", "purelib", "platlib")})

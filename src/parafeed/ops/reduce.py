@@ -11,10 +11,12 @@ from parafeed.core.functions import fn_name, to_result, user_error
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.values.elements import to_element
 from parafeed.values.structure import dtype_name, flatten, same_structure, spec_of
+from parafeed.values.tensor import tensor_leaves
 
 
 def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, Any], Any]) -> Any:
-    """``state = reduce_func(state, element)`` over all elements; the state keeps its structure and dtypes."""
+    """``state = reduce_func(state, element)`` over all elements; the state keeps its structure and dtypes. Its
+    number and array leaves come back as Tensors (``.numpy()`` works on them, as on TensorFlow's result)."""
     step = "reduce()"
     reduce_func = callable_arg(step, "reduce_func", reduce_func)
     state = to_element(initial_state, f"{step} initial_state")
@@ -39,7 +41,7 @@ def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, 
                         f"e.g. np.{dtype_name(leaf.dtype)}(0)"
                     )
             state = new
-    return state
+    return tensor_leaves(state, strings=False)
 
 
 def single_element(ds: Dataset) -> Any:

@@ -53,7 +53,7 @@ def supported(op: str, dtype: np.dtype, kinds: str) -> None:
 def _string_equal(fn: Callable[[Any, Any], Any]) -> Callable[[np.ndarray, np.ndarray], Any]:
     def compare(a: np.ndarray, b: np.ndarray) -> Any:
         if a.dtype == STRING:
-            return np.frompyfunc(fn, 2, 1)(a, b).astype(bool)
+            return np.asarray(np.frompyfunc(fn, 2, 1)(a, b), dtype=bool)  # (a Python bool for 0-d inputs)
         return fn(a, b)
 
     return compare

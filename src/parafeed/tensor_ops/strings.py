@@ -8,7 +8,7 @@ This module holds the element-wise basics (``join``, ``reduce_join``, ``length``
 ``upper``); ``strings_split``, ``strings_regex``, ``strings_unicode`` and ``strings_convert`` the rest, all exported
 here. TF1's ``string_split`` (a SparseTensor) is here as :func:`string_split`.
 
-Not provided: ``tf.strings.format`` (TensorFlow's tensor summaries) and the ``*_with_offsets`` variants.
+``strings_format`` holds ``format`` (TensorFlow's tensor summaries). Not provided: the ``*_with_offsets`` variants.
 
 Example:
     >>> pf.strings.split(["a b", "c"]).to_list()
@@ -33,6 +33,7 @@ from parafeed.tensor_ops.strings_base import (
     scalar_string,
 )
 from parafeed.tensor_ops.strings_convert import as_string, to_hash_bucket_fast, to_number
+from parafeed.tensor_ops.strings_format import format
 from parafeed.tensor_ops.strings_regex import regex_full_match, regex_replace
 from parafeed.tensor_ops.strings_split import bytes_split, ngrams, split, string_split, string_split_v2
 from parafeed.tensor_ops.strings_unicode import unicode_decode, unicode_encode, unicode_split, unicode_transcode
@@ -41,7 +42,7 @@ from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.tensor import export_tensor_results
 
 __all__ = [
-    "as_string", "bytes_split", "join", "length", "lower", "ngrams", "reduce_join", "regex_full_match",
+    "as_string", "bytes_split", "format", "join", "length", "lower", "ngrams", "reduce_join", "regex_full_match",
     "regex_replace", "split", "string_split", "string_split_v2", "strip", "substr", "to_hash_bucket_fast",
     "to_number", "unicode_decode", "unicode_encode", "unicode_split", "unicode_transcode", "upper",
 ]  # fmt: skip
@@ -295,7 +296,6 @@ def _case(value: Any, encoding: str, op: str, ascii_fn: Any, unicode_fn: Any) ->
 
 
 _MISSING = {
-    "format": "format the values in Python (f-strings, np.array2string) and return bytes",
     "unicode_decode_with_offsets": "use unicode_decode (offsets: the byte lengths of unicode_split's pieces)",
     "unicode_split_with_offsets": "use unicode_split (offsets: the cumulative byte lengths of its pieces)",
     "unicode_script": "use Python's unicodedata on the decoded code points",

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from parafeed.errors import ElementTypeError, InvalidArgumentError
-
-STRING = np.dtype(object)  # string tensors hold ``bytes`` in object arrays, as ``tensor.numpy()`` gives them
+from parafeed.values import dtype_object as dtypes
+from parafeed.values.dtype_object import STRING
 
 _DTYPE_NAMES = {"string": STRING, "str": STRING, "bytes": STRING}
 
@@ -161,6 +161,8 @@ def as_dtype(dtype: Any) -> np.dtype:
     """
     if dtype is None:
         raise InvalidArgumentError("dtype must be given, got None")
+    if isinstance(dtype, dtypes.DType):
+        return dtype.dtype
     if hasattr(dtype, "as_numpy_dtype"):  # a tf.DType, accepted without importing TensorFlow
         numpy_dtype: np.dtype = np.dtype(dtype.as_numpy_dtype)  # (annotated: numpy's stubs give Any on Python 3.10)
         return numpy_dtype
@@ -251,7 +253,7 @@ class TensorSpec:
 
     def __init__(self, shape: Any, dtype: Any = np.float32, name: str | None = None):
         self.shape = as_shape(shape)
-        self.dtype = as_dtype(dtype)
+        self.dtype = dtypes.of(as_dtype(dtype))  # (a pf.DType: NumPy takes it as a dtype, tf code reads .max ...)
         self.name = name
 
     @classmethod

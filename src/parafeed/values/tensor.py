@@ -254,10 +254,10 @@ class Tensor(np.ndarray):
         return item if isinstance(item, np.ndarray) else as_tensor(item)
 
     def __eq__(self, other: Any) -> Any:
-        return np.ndarray.__eq__(self, _as_strings(self, other))
+        return np.ndarray.__eq__(self, _python_operand(self, _as_strings(self, other)))
 
     def __ne__(self, other: Any) -> Any:
-        return np.ndarray.__ne__(self, _as_strings(self, other))
+        return np.ndarray.__ne__(self, _python_operand(self, _as_strings(self, other)))
 
     def __repr__(self) -> str:
         return f"<pf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={self.numpy()!r}>"
@@ -266,6 +266,42 @@ class Tensor(np.ndarray):
         if self.ndim == 0:
             raise TypeError("iterating over a 0-d Tensor is not allowed")
         return super().__iter__()
+
+
+def _binary(name: str) -> Any:
+    numpy_method = getattr(np.ndarray, name)
+
+    def method(self: Tensor, other: Any) -> Any:
+        return numpy_method(self, _python_operand(self, other))
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+    setattr(Tensor, f"__{_name}__", _binary(f"__{_name}__"))
+    setattr(Tensor, f"__r{_name}__", _binary(f"__r{_name}__"))
+for _name in ("lt", "le", "gt", "ge"):
+    setattr(Tensor, f"__{_name}__", _binary(f"__{_name}__"))
+
+
+def _python_operand(tensor: Tensor, other: Any) -> Any:
+    """A Python list or tuple operand in the tensor's dtype, as TensorFlow converts it (NumPy would make it an int64 or
+    float64 array and widen the result): ``image - (123.7, 116.3, 103.5)`` stays float32. Floats for an integer
+    tensor, or integers it cannot hold, raise TensorFlow's TypeError."""
+    if type(other) not in (list, tuple) or tensor.dtype.kind not in "biufc":
+        return other
+    values = np.asarray(other)
+    if values.dtype.kind not in "biufc":
+        return other
+    narrowing = {"c": "biuf", "f": "biu"}.get(values.dtype.kind, "")
+    if tensor.dtype.kind in narrowing:
+        raise TypeError(f"Cannot convert {other!r} to EagerTensor of dtype {tensor.dtype.name}")
+    with np.errstate(all="ignore"):
+        converted = values.astype(tensor.dtype)
+    if tensor.dtype.kind in "biu" and not np.array_equal(converted, values):
+        raise TypeError(f"Cannot convert {other!r} to EagerTensor of dtype {tensor.dtype.name}")
+    return converted
 
 
 def _as_strings(tensor: Tensor, other: Any) -> Any:
