@@ -116,6 +116,23 @@ def test_decode_png(channels):
     assert np.abs(actual.astype(int) - expected).max() <= tolerance
 
 
+@pytest.mark.parametrize("op", ["decode_png", "decode_jpeg"])
+def test_decode_png_and_jpeg_decode_the_other_formats_too(op):
+    rgb = photo()
+    rgba = np.concatenate([rgb, rgb[:, :, :1]], axis=2)
+    for data in [jpeg(rgb), png(rgb), png(rgba), cv2.imencode(".bmp", rgb[:, :, ::-1])[1].tobytes()]:
+        for channels in (0, 1, 3, 4):
+            try:
+                expected = getattr(tf.io, op)(data, channels=channels).numpy()
+            except tf.errors.InvalidArgumentError:
+                with pytest.raises(pf.errors.InvalidArgumentError):
+                    getattr(pfi, op)(data, channels=channels)
+                continue
+            actual = getattr(pfi, op)(data, channels=channels)
+            assert actual.shape == expected.shape, (op, data[:4], channels)
+            assert np.abs(actual.astype(int) - expected).max() <= (1 if channels == 1 else 0), (op, data[:4], channels)
+
+
 def test_decode_png_16_bit_and_gray():
     img16 = np.arange(60 * 80, dtype=np.uint16).reshape(60, 80, 1) * 13
     _ok, data = cv2.imencode(".png", img16)

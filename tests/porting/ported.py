@@ -1,6 +1,6 @@
 """The porting corpus run both ways: each entry under TensorFlow, and its source renamed for parafeed
 (``tf.data.experimental.`` -> ``pf.experimental.``, ``tf.data.`` -> ``pf.``, ``tf.`` -> ``pf.``, ``import tensorflow
-as tf`` -> ``import parafeed as pf``) on the same files, written by TensorFlow. Deterministic entries that draw no
+as tf`` -> ``import parafeed as pf``, ``from tensorflow import`` -> ``from parafeed import``) on the same files, written by TensorFlow. Deterministic entries that draw no
 random numbers must give the same elements (values, dtypes, shapes); the others (random draws, shuffles: parafeed's
 numbers are its own) the same number of elements with the same dtypes and ranks.
 
@@ -37,6 +37,7 @@ def slugs() -> list[str]:
 def rename(source: str) -> str:
     """The porting guide's rename, applied to a whole module's source."""
     source = re.sub(r"\bimport tensorflow as tf\b", "import parafeed as pf", source)
+    source = re.sub(r"\bfrom tensorflow import\b", "from parafeed import", source)
     source = re.sub(r"\btf\.data\.experimental\.", "pf.experimental.", source)
     source = re.sub(r"\btf\.data\.", "pf.", source)
     source = re.sub(r"\btf\.", "pf.", source)

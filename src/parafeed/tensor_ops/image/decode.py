@@ -20,6 +20,7 @@ from parafeed.tensor_ops.image.pixels import convert_image_dtype
 from parafeed.values.byte_strings import scalar_bytes
 
 _JPEG, _PNG, _GIF, _BMP = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8", b"BM"
+_SIGNATURES = (_JPEG, _PNG, _GIF)  # (the formats TensorFlow's decode_jpeg and decode_png take: not BMP)
 _COLORSPACES = {1: "GRAY", 3: "RGB"}
 
 
@@ -65,7 +66,9 @@ def decode_jpeg(
     import simplejpeg
 
     step = "decode_jpeg()"
-    data, channels = _jpeg_args(step, contents, channels, ratio)
+    if _other_format(data := _check_bytes(step, contents), _JPEG):  # (as TensorFlow's: PNG and GIF data too)
+        return decode_image(data, channels, expand_animations=False)
+    data, channels = _jpeg_args(step, data, channels, ratio)
     try:
         height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
         if channels == 0:
@@ -130,12 +133,22 @@ def decode_and_crop_jpeg(
 
 
 def decode_png(contents: bytes, channels: int = 0, dtype: Any = np.uint8) -> np.ndarray:
-    """Decode a PNG to ``(H, W, C)`` of ``uint8`` or ``uint16`` (like tf.io.decode_png); channels 0, 1, 3 or 4."""
+    """Decode a PNG to ``(H, W, C)`` of ``uint8`` or ``uint16`` (like tf.io.decode_png); channels 0, 1, 3 or 4.
+    As TensorFlow's, it decodes JPEG and GIF data too."""
     step = "decode_png()"
     data = _check_bytes(step, contents)
+    if _other_format(data, _PNG):
+        return decode_image(data, channels, dtype, expand_animations=False)
     if not data.startswith(_PNG):
-        raise InvalidArgumentError(f"{step}: not a PNG (the data does not start with the PNG signature)")
+        raise InvalidArgumentError(
+            f"{step}: not a PNG, JPEG or GIF (the data starts with {data[:8]!r}); decode_image() decodes BMP too"
+        )
     return _decode_cv2(step, data, _channels_arg(step, channels, (0, 1, 3, 4)), np.dtype(dtype))
+
+
+def _other_format(data: bytes, signature: bytes) -> bool:
+    """Whether ``data`` is an image of another format than ``signature``'s that decode_image decodes."""
+    return not data.startswith(signature) and data.startswith(_SIGNATURES)
 
 
 def _decode_cv2(step: str, data: bytes, channels: int, dtype: np.dtype) -> np.ndarray:
