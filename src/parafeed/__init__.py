@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
 # namespaces loaded on first use, to keep `import parafeed` fast: name -> module
 _LAZY = {
     "adapters": "parafeed.adapters",
+    "audio": "parafeed.tensor_ops.audio",
     "compat": "parafeed.compat",
     "dtypes": "parafeed.values.dtypes",
     "experimental": "parafeed.experimental",
@@ -63,6 +64,7 @@ _LAZY = {
     "lookup": "parafeed.io.lookup",
     "nest": "parafeed.tensor_ops.nest",
     "random": "parafeed.tensor_ops.random_ops",
+    "signal": "parafeed.tensor_ops.signal",
     "sparse": "parafeed.tensor_ops.sparse",
     "strings": "parafeed.tensor_ops.strings",
 }
@@ -87,7 +89,7 @@ def __getattr__(name: str) -> object:
     elif name == "function":
         from parafeed.core.tensor_functions import function as value
     elif name == "bfloat16":
-        from parafeed.values.dtypes import bfloat16 as value
+        value = importlib.import_module("parafeed.values.dtypes").bfloat16
     else:
         modules = (importlib.import_module(m) for m in _OPERATIONS)
         home = next((m for m in modules if name in m.__all__), None)

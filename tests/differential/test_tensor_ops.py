@@ -123,6 +123,10 @@ UNARY = {
     "slice": lambda tf, x: tf.slice(x, [0] * len(x.shape), [-1] * len(x.shape)) if len(x.shape) else x,
     "gather 0": lambda tf, x: tf.gather(x, [0, 0]),
     "gather out of range": lambda tf, x: tf.gather(x, [5]),
+    "repeat": lambda tf, x: tf.repeat(x, 2),
+    "repeat axis 0": lambda tf, x: tf.repeat(x, [1, 0, 2, 1][: x.shape[0]] if len(x.shape) else 2, axis=0),
+    "real": lambda tf, x: tf.math.real(x),
+    "imag": lambda tf, x: tf.math.imag(x),
     "ensure_shape": lambda tf, x: tf.ensure_shape(x, [None] * len(x.shape)),
     "ensure_shape wrong": lambda tf, x: tf.ensure_shape(x, [7]),
 }
@@ -231,6 +235,17 @@ def test_binary_op_matches_tensorflow(case, data):
         lambda tf: tf.math.segment_sum([1, 2, 3, 4], [0, 0, 1, 3]),
         lambda tf: tf.math.unsorted_segment_sum([[1, 2], [3, 4], [5, 6]], [1, 0, 1], 3),
         lambda tf: tf.math.segment_sum([1, 2], [1, 0]),
+        lambda tf: tf.complex([1.5, -2.0], [0.5, 3.0]),
+        lambda tf: tf.complex(tf.constant([1.0], tf.float64), tf.constant([[2.0], [3.0]], tf.float64)),
+        lambda tf: tf.complex(tf.constant([1.0]), tf.constant([2.0], tf.float64)),
+        lambda tf: tf.complex([1, 2], [3, 4]),
+        lambda tf: tf.math.conj(tf.complex([1.5, -2.0], [0.5, 3.0])),
+        lambda tf: tf.math.angle(tf.complex([1.5, -2.0, 0.0], [0.5, 3.0, -1.0])),
+        lambda tf: tf.math.real(tf.complex([1.5], [0.5])),
+        lambda tf: tf.abs(tf.complex([3.0], [4.0])),
+        lambda tf: tf.repeat([[1, 2], [3, 4]], [1, 2], axis=1),
+        lambda tf: tf.repeat([1, 2], [1, 2, 3]),
+        lambda tf: tf.repeat([1, 2], -1),
     ],
 )
 def test_construction_and_fixed_cases_match_tensorflow(case):

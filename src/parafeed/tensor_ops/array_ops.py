@@ -319,6 +319,24 @@ def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     return out(np.tile(arr, reps))
 
 
+def repeat(input: Any, repeats: Any, axis: Any = None, name: str | None = None) -> Tensor:
+    """``tf.repeat``: each value ``repeats`` times (a scalar, or one count per value along ``axis``); without an
+    axis, of the flattened tensor."""
+    arr = array(input, "repeat()")
+    counts = np.asarray(repeats)
+    counts = counts.astype(np.int64) if counts.size == 0 else counts
+    if counts.dtype.kind not in "iu" or counts.ndim > 1 or (counts < 0).any():
+        raise InvalidArgumentError(f"repeat(): `repeats` must be integers >= 0 (a scalar or a vector), got {repeats}")
+    if axis is None or arr.ndim == 0:  # (a scalar repeats as a vector of one, as in TensorFlow)
+        arr = arr.reshape(-1)
+    ax = 0 if axis is None else axis_arg(axis, arr.ndim, "repeat()")
+    if counts.ndim == 1 and counts.size not in (1, arr.shape[ax]):
+        raise InvalidArgumentError(
+            f"repeat(): {counts.size} repeats for {arr.shape[ax]} values along axis {ax}; give one count or one each"
+        )
+    return out(np.repeat(arr, counts.reshape(-1) if counts.ndim else int(counts), axis=ax))
+
+
 def pad(
     tensor: Any, paddings: Any, mode: str = "CONSTANT", constant_values: Any = 0, name: str | None = None
 ) -> Tensor:
@@ -479,6 +497,7 @@ __all__ = [
     "pad",
     "range",
     "rank",
+    "repeat",
     "reshape",
     "reverse",
     "saturate_cast",

@@ -313,15 +313,58 @@ def top_k(input: Any, k: int = 1, sorted: bool = True, name: str | None = None) 
     return out(np.take_along_axis(a, order, -1)), out(order.astype(np.int32))
 
 
+def complex(real: Any, imag: Any, name: str | None = None) -> Tensor:
+    """``tf.complex``: float32 parts give complex64, float64 parts complex128 (both of one dtype, broadcast)."""
+    a, b = array(real, "complex()"), array(imag, "complex()")
+    if a.dtype != b.dtype or a.dtype not in (np.float32, np.float64):
+        raise ArgumentTypeError(
+            f"complex(): the parts must both be float32 or float64, got {dtype_name(a.dtype)} and {dtype_name(b.dtype)}"
+        )
+    result = np.empty(np.broadcast_shapes(a.shape, b.shape), np.complex64 if a.dtype == np.float32 else np.complex128)
+    result.real, result.imag = a, b
+    return out(result)
+
+
+def real(input: Any, name: str | None = None) -> Tensor:
+    """``tf.math.real``: the real part of a complex tensor; a real number tensor as it is."""
+    return out(np.real(_numeric(input, "real()", "iufc")))
+
+
+def imag(input: Any, name: str | None = None) -> Tensor:
+    """``tf.math.imag``: the imaginary part of a complex tensor; zeros for a real one."""
+    return out(np.imag(_numeric(input, "imag()", "biufc")))
+
+
+def conj(x: Any, name: str | None = None) -> Tensor:
+    """``tf.math.conj``: the complex conjugate; a real number tensor as it is."""
+    return out(np.conj(_numeric(x, "conj()", "iufc")))
+
+
+def angle(input: Any, name: str | None = None) -> Tensor:
+    """``tf.math.angle``: the argument of complex values; pi for negative real values, 0 for the others."""
+    a = _numeric(input, "angle()", "fc")
+    return out(np.asarray(np.angle(a) if a.dtype.kind == "c" else np.where(a < 0, np.pi, 0.0), a.real.dtype))
+
+
+def _numeric(value: Any, op: str, kinds: str) -> np.ndarray:
+    a = array(value, op)
+    if a.dtype == STRING or a.dtype.kind not in kinds:
+        raise ArgumentTypeError(f"{op}: not defined for {dtype_name(a.dtype)} tensors")
+    return a
+
+
 __all__ = [
     "abs",
     "add",
     "add_n",
+    "angle",
     "argmax",
     "argmin",
     "atan2",
     "ceil",
     "clip_by_value",
+    "complex",
+    "conj",
     "cos",
     "count_nonzero",
     "cumsum",
@@ -335,6 +378,7 @@ __all__ = [
     "floormod",
     "greater",
     "greater_equal",
+    "imag",
     "is_finite",
     "is_inf",
     "is_nan",
@@ -354,6 +398,7 @@ __all__ = [
     "negative",
     "not_equal",
     "pow",
+    "real",
     "reciprocal",
     "reduce_all",
     "reduce_any",

@@ -94,12 +94,12 @@ class DType:
             if self.dtype.kind != "f":
                 import ml_dtypes
 
-                return getattr(ml_dtypes.finfo(self.dtype), which)
+                return getattr(ml_dtypes.finfo(self.dtype), which)  # type: ignore[no-untyped-call]
             return getattr(np.finfo(self.dtype), which)
         raise TypeError(f"Cannot find {which}imum value of {self!r}.")
 
     def is_compatible_with(self, other: Any) -> bool:
-        return self == other
+        return self.__eq__(other)
 
     def __getattr__(self, attribute: str) -> Any:  # (NumPy's dtype attributes: kind, itemsize, type, char ...)
         return getattr(self.dtype, attribute)

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.values.dtype_object import STRING, DType, of
+from parafeed.values.dtype_object import STRING, of
+from parafeed.values.dtype_object import DType as DType
 
 bool = of(np.dtype(np.bool_))  # tf.bool
 uint8 = of(np.dtype(np.uint8))

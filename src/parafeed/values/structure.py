@@ -17,7 +17,7 @@ import numpy as np
 
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.values import dtype_object as dtypes
-from parafeed.values.dtype_object import STRING
+from parafeed.values.dtype_object import STRING as STRING  # (re-exported: every layer takes it from here)
 
 _DTYPE_NAMES = {"string": STRING, "str": STRING, "bytes": STRING}
 
@@ -186,7 +186,7 @@ def as_dtype(dtype: Any) -> np.dtype:
     return dt
 
 
-def dtype_name(dtype: np.dtype) -> str:
+def dtype_name(dtype: Any) -> str:
     """The tf-style name of a dtype: "string" for byte strings, the NumPy name otherwise."""
     return "string" if dtype == STRING else np.dtype(dtype).name
 
