@@ -40,6 +40,11 @@ def format(template: Any, inputs: Any, placeholder: str = "{}", summarize: int =
 
 def summary(arr: np.ndarray, at_ends: int) -> bytes:
     """``arr`` as TensorFlow's ``print_v2`` writes it: ``at_ends`` values at each end of every dimension."""
+    if arr.dtype.kind == "c":  # (TensorFlow writes complex values as "?", flat: its older summary)
+        if arr.ndim == 0:
+            return b"?" if at_ends else b"..."
+        shown = min(arr.size, at_ends)
+        return b"[" + b" ".join([b"?"] * shown) + (b"..." if shown < arr.size else b"") + b"]"
     if arr.size == 0 or at_ends == 0:  # (TensorFlow's writing when nothing is shown)
         if arr.ndim == 0:
             return b"..."
