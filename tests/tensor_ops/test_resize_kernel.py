@@ -7,7 +7,9 @@ import pytest
 from parafeed.tensor_ops.image import kernels
 
 CASES = [((1, 375, 500, 3), 224, 224, False, True), ((2, 7, 9, 1), 13, 4, True, False), ((3, 1, 6, 3), 4, 1, False, True),
-         ((1, 5, 5, 4), 5, 8, False, False), ((1, 300, 20, 2), 7, 41, False, True)]  # fmt: skip
+         ((1, 5, 5, 4), 5, 8, False, False), ((1, 300, 20, 2), 7, 41, False, True), ((1, 6, 8, 3), 40, 33, False, True),
+         ((2, 40, 30, 3), 9, 11, True, False), ((1, 2, 3, 3), 9, 5, True, False)]  # fmt: skip
+# (the C kernel keeps two rows interpolated across: upscales reuse them for many output rows, downscales replace them)
 
 
 @pytest.mark.skipif(kernels._resize is None, reason="the optional C extension was not built")
