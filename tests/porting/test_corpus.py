@@ -10,20 +10,7 @@ from tests.porting import ported
 
 QUICK = ["docs_tfrecord", "automl_efficientdet_tf_example_decoder", "trax_text_preprocess"]
 # entries that do not port by the rename alone, each explained in docs/porting.md ("The porting corpus")
-NOT_PORTED = {
-    "big_vision_pp_image",
-    "docs_guide_fsns_parse",
-    "docs_guide_resampling",
-    "docs_guide_text_csv",
-    "docs_simple_audio",
-    "flax_wmt_input",
-    "kerasio_deeplabv3_plus",
-    "kerasio_speaker_recognition",
-    "nvidia_sim_dataloader",
-    "simclr_tf2_input",
-    "t5_text_preprocessors",
-    "t5_unsupervised_text",
-}
+NOT_PORTED = {"flax_wmt_input", "nvidia_sim_dataloader", "simclr_tf2_input"}
 ENTRIES = QUICK if not os.environ.get("PARAFEED_PORTING_ALL") else sorted(set(ported.slugs()) - NOT_PORTED)
 
 
