@@ -246,6 +246,17 @@ def test_binary_op_matches_tensorflow(case, data):
         lambda tf: tf.repeat([[1, 2], [3, 4]], [1, 2], axis=1),
         lambda tf: tf.repeat([1, 2], [1, 2, 3]),
         lambda tf: tf.repeat([1, 2], -1),
+        lambda tf: tf.constant([[1.0, 2.0, 3.0]]) - (0.485 * 255, 0.456 * 255, 0.406 * 255),
+        lambda tf: (1, 2) * tf.constant([3, 4]),
+        lambda tf: tf.constant([1.0, 5.0]) < [2, 2],
+        lambda tf: tf.constant([1, 2]) + [1.5, 2],  # noqa: RUF005 (a tensor plus a Python list)
+        lambda tf: tf.constant([1, 2], tf.uint8) + [300, -1],  # noqa: RUF005 (a tensor plus a Python list)
+        lambda tf: tf.constant([1, 2]) * [1.0, 2],
+        lambda tf: tf.constant([True]) & [1, 0],
+        lambda tf: tf.constant([1, 2]) + [[1], [2]],  # noqa: RUF005 (a tensor plus a Python list)
+        lambda tf: [tf.uint8.max, tf.int64.min, tf.float16.max, tf.bfloat16.min, tf.float32.is_floating],
+        lambda tf: [tf.as_dtype("int8").max, tf.TensorSpec([2], tf.int16).dtype.min, tf.bool.is_integer],
+        lambda tf: tf.string.max,
     ],
 )
 def test_construction_and_fixed_cases_match_tensorflow(case):

@@ -271,8 +271,10 @@ class Tensor(np.ndarray):
 def _binary(name: str) -> Any:
     numpy_method = getattr(np.ndarray, name)
 
+    add = name == "__add__"
+
     def method(self: Tensor, other: Any) -> Any:
-        return numpy_method(self, _python_operand(self, other))
+        return numpy_method(self, _python_operand(self, other, add))
 
     method.__name__ = name
     return method
@@ -285,23 +287,22 @@ for _name in ("lt", "le", "gt", "ge"):
     setattr(Tensor, f"__{_name}__", _binary(f"__{_name}__"))
 
 
-def _python_operand(tensor: Tensor, other: Any) -> Any:
+def _python_operand(tensor: Tensor, other: Any, add: bool = False) -> Any:
     """A Python list or tuple operand in the tensor's dtype, as TensorFlow converts it (NumPy would make it an int64 or
-    float64 array and widen the result): ``image - (123.7, 116.3, 103.5)`` stays float32. Floats for an integer
-    tensor, or integers it cannot hold, raise TensorFlow's TypeError."""
+    float64 array and widen the result): ``image - (123.7, 116.3, 103.5)`` stays float32, integers wrap into an
+    integer tensor's dtype. Floats for an integer tensor, or numbers for a bool tensor, are TensorFlow's TypeError
+    (its InvalidArgumentError for ``tensor + list``, which converts on another path)."""
     if type(other) not in (list, tuple) or tensor.dtype.kind not in "biufc":
         return other
     values = np.asarray(other)
     if values.dtype.kind not in "biufc":
         return other
-    narrowing = {"c": "biuf", "f": "biu"}.get(values.dtype.kind, "")
+    narrowing = {"c": "biuf", "f": "biu", "i": "b", "u": "b"}.get(values.dtype.kind, "")
     if tensor.dtype.kind in narrowing:
-        raise TypeError(f"Cannot convert {other!r} to EagerTensor of dtype {tensor.dtype.name}")
+        error = InvalidArgumentError if add and tensor.dtype.kind != "b" else TypeError
+        raise error(f"Cannot convert {other!r:.60} to EagerTensor of dtype {tensor.dtype.name}; cast one of them")
     with np.errstate(all="ignore"):
-        converted = values.astype(tensor.dtype)
-    if tensor.dtype.kind in "biu" and not np.array_equal(converted, values):
-        raise TypeError(f"Cannot convert {other!r} to EagerTensor of dtype {tensor.dtype.name}")
-    return converted
+        return values.astype(tensor.dtype)
 
 
 def _as_strings(tensor: Tensor, other: Any) -> Any:
