@@ -111,11 +111,17 @@ class FaultProxy(_Server):
         assert fault is None or fault in FAULTS
         self.upstream = upstream.split("://", 1)[1]
         self.delay, self.fault, self.every, self.stall = delay, fault, every, stall
+        self.gone = False  # (go_away(): the endpoint disappears)
         self.requests = 0
         self.ranged_gets = 0
         self.faults = 0
         self._lock = threading.Lock()
         super().__init__(_ProxyHandler)
+
+    def go_away(self) -> None:
+        """The endpoint disappears: connections open now are dropped at their next request, new ones refused."""
+        self.gone = True
+        self.stop()
 
     def pick(self, command: str, headers) -> str | None:
         with self._lock:
@@ -136,6 +142,9 @@ _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "prox
 class _ProxyHandler(_Quiet):
     def _forward(self) -> None:
         proxy = self.server.owner
+        if proxy.gone:
+            self._drop()
+            return
         if proxy.delay:
             time.sleep(proxy.delay)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None

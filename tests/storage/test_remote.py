@@ -3,7 +3,9 @@ through a proxy that injects faults; every record read exactly once, in order.""
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 
 import pytest
 
@@ -86,6 +88,46 @@ def test_after_the_retry_budget_the_error_names_url_offset_and_cause(s3, tmp_pat
         assert proxy.faults >= 3  # the first try and 2 retries (each may be tried more than once below parafeed)
     finally:
         proxy.stop()
+
+
+def test_an_endpoint_that_goes_away_is_reported_in_bounded_time_with_each_retry_logged(s3, tmp_path, caplog):
+    """No test setting for the layers below: the S3 filesystem parafeed builds tries each request once by itself, so
+    parafeed's time budget (options.remote.retry_seconds) bounds the outage report."""
+    files = {f"part-{i}.tfrecord": random_records(200, seed=i) for i in range(4)}  # about 2 MB each
+    prefix, _ = upload(s3, tmp_path, files)
+    proxy = FaultProxy(s3.url)
+    names = [f"{prefix}/part-{i}.tfrecord" for i in range(4)]
+    ds = pf.TFRecordDataset(names, num_parallel_reads=4, storage_options=s3_options(proxy.url))
+    options = pf.Options()
+    options.remote.block_size = 256 << 10
+    options.remote.read_ahead = 512 << 10
+    options.remote.retries = 1000  # (the time budget, not the count, ends it)
+    options.remote.retry_seconds = 8
+    it = iter(ds.with_options(options))
+    read = sum(len(next(it)) for _ in range(300))
+    assert read > 1 << 20
+    proxy.go_away()
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="parafeed.io.remote"), pytest.raises(UnavailableError) as caught:
+        for _ in it:
+            pass
+    elapsed = time.monotonic() - started
+    message = str(caught.value)
+    assert any(name in message for name in names) and "byte offset" in message and "retries in" in message, message
+    assert elapsed < 8 + 20, elapsed  # the budget, plus one request's connect timeout and the other files' reads
+    retries = [r.getMessage() for r in caplog.records if "retry" in r.getMessage()]
+    assert retries and all(prefix in m and "byte offset" in m for m in retries), retries[:3]
+    it.close()
+
+
+def test_the_s3_filesystem_parafeed_builds_tries_once_unless_told_otherwise(s3):
+    from parafeed.io import storage
+
+    fs, _ = storage.filesystem("s3://b/x", s3_options(s3.url), "test")
+    assert fs.retries == 1 and fs.config_kwargs["retries"]["total_max_attempts"] == 1
+    theirs = s3_options(s3.url, config_kwargs={"retries": {"max_attempts": 7}})
+    fs, _ = storage.filesystem("s3://b/x", theirs, "test")
+    assert fs.config_kwargs["retries"]["max_attempts"] == 7 and fs.retries == 5  # (s3fs's default: theirs)
 
 
 def test_missing_objects_and_patterns(s3, tmp_path):

@@ -151,6 +151,7 @@ class RemoteOptions(_OptionGroup):
     the reader waits on reads. ``block_size``: bytes per ranged request (4 MiB). ``retries``: attempts after a
     transient fault (5xx, throttling, timeouts, connections cut, short bodies) before the read fails (10).
     ``retry_delay``: seconds before the first retry, doubled each time up to 10 s, with jitter (0.1).
+    ``retry_seconds``: seconds of failures without progress after which the read fails, whatever the count (60).
     ``cache_dir``: a local directory where whole files read from URLs are kept and read again at local-disk speed
     (off unless set; :mod:`parafeed.io.remote_cache`). ``cache_bytes``: what the cache may hold, least recently used
     files evicted first (16 GiB).
@@ -158,7 +159,7 @@ class RemoteOptions(_OptionGroup):
 
     _FIELDS: ClassVar[dict[str, Any]] = {
         "read_ahead": int, "block_size": int, "retries": int, "retry_delay": (int, float),
-        "cache_dir": (str, os.PathLike), "cache_bytes": int,
+        "retry_seconds": (int, float), "cache_dir": (str, os.PathLike), "cache_bytes": int,
     }  # fmt: skip
 
 

@@ -10,8 +10,11 @@ needs (bandwidth x latency) and a fast one no more than it uses. A new file of t
 Every request is retried on transient faults (5xx and throttling answers, timeouts, connections cut, responses
 shorter than asked) with exponential back-off and jitter. What a response delivered is kept and the next request
 starts at the exact byte after it, so nothing is read twice or skipped; TFRecord readers check each record's CRC on
-top. After ``options.remote.retries`` attempts without progress the read fails with
-:class:`~parafeed.errors.UnavailableError` naming the URL, the byte offset and the last cause.
+top. Each retry is logged (logger ``parafeed.io.remote``, WARNING: URL, offset, attempt, cause, next wait). After
+``options.remote.retries`` attempts, or ``options.remote.retry_seconds`` seconds, without progress, the read fails
+with :class:`~parafeed.errors.UnavailableError` naming the URL, the byte offset, the retries, the time spent and the
+last cause. These are the only retries: the filesystems parafeed builds try each request once (see
+:func:`parafeed.io.storage.filesystem`), so the layers do not multiply.
 
 With ``options.remote.cache_dir`` set, files are kept whole in a local cache as they are read and opened from it
 afterwards (:mod:`parafeed.io.remote_cache`).
@@ -20,6 +23,7 @@ afterwards (:mod:`parafeed.io.remote_cache`).
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import os
 import random
 import threading
@@ -37,6 +41,8 @@ RECHECK = 60.0  # seconds a listing's or the cache's word on an object is truste
 IO_THREADS = 32  # threads for remote reads in a process (they wait on the network, not the CPU)
 MAX_DELAY = 10.0  # seconds between retries at most
 
+log = logging.getLogger(__name__)
+
 _PERMANENT = (PermissionError, IsADirectoryError, NotADirectoryError, ValueError, TypeError, NotImplementedError)
 _TRANSIENT_STATUS = frozenset({408, 429})
 
@@ -51,6 +57,7 @@ class Settings:
     block_size: int = 4 << 20
     retries: int = 10
     retry_delay: float = 0.1
+    retry_seconds: float = 60.0
     cache_dir: str | None = None
     cache_bytes: int = CAPACITY
 
@@ -64,9 +71,10 @@ def settings() -> Settings:
     if "cache_dir" in values:
         values["cache_dir"] = os.fspath(values["cache_dir"])
     out = Settings(**values)
-    if out.block_size <= 0 or out.read_ahead <= 0 or out.retry_delay < 0 or out.cache_bytes <= 0:
+    if min(out.block_size, out.read_ahead, out.cache_bytes) <= 0 or out.retry_delay < 0 or out.retry_seconds < 0:
         raise InvalidArgumentError(
-            f"options.remote: block_size, read_ahead and cache_bytes must be > 0 and retry_delay >= 0, got {out}; "
+            f"options.remote: block_size, read_ahead and cache_bytes must be > 0, retry_delay and retry_seconds "
+            f">= 0, got {out}; "
             "set them in pf.Options().remote (None keeps a default)"
         )
     return out
@@ -115,45 +123,52 @@ class Retrier:
 
     def call(self, what: str, offset: int, request: Any) -> Any:
         """``request()``, tried again after transient faults; ``what`` and ``offset`` name it in the error."""
-        attempt = 0
+        attempt, since = 0, time.monotonic()
         while True:
             try:
                 return request()
             except Exception as err:
-                attempt = self.failed(what, offset, err, attempt)
+                attempt = self.failed(what, offset, err, attempt, since)
 
-    def failed(self, what: str, offset: int, err: BaseException, attempt: int) -> int:
-        """After a failed attempt: raise if it is permanent or the retries are spent, else wait; the next attempt."""
+    def failed(self, what: str, offset: int, err: BaseException, attempt: int, since: float) -> int:
+        """After a failed attempt (``attempt`` retries so far, failing since ``since``): raise if it is permanent or
+        the retry budget is spent, else log, wait and return the next attempt's number."""
         if isinstance(err, FileNotFoundError):
             raise NotFoundError(2, f"{self.step}: cannot open {self.url}: not found ({err})") from None
-        if not transient(err) or attempt >= self.settings.retries:
-            tried = f" after {attempt} retries" if attempt else ""
+        elapsed = time.monotonic() - since
+        budget = self.settings
+        if not transient(err) or attempt >= budget.retries or elapsed >= budget.retry_seconds:
+            tried = f" after {attempt} retries in {elapsed:.1f} s" if attempt else ""
             raise UnavailableError(
                 f"{self.step}: {self.url}: {what} at byte offset {offset} failed{tried}: {type(err).__name__}: "
                 f"{err}; check the endpoint and credentials (storage_options), or allow more retries "
-                "(options.remote.retries)"
+                "(options.remote.retries, options.remote.retry_seconds)"
             ) from err
         with self._lock:
             self.faults += 1
             Retrier.total_faults += 1
-        time.sleep(backoff(attempt + 1, self.settings.retry_delay))
+        wait = min(backoff(attempt + 1, budget.retry_delay), max(0.0, budget.retry_seconds - elapsed))
+        log.warning("%s: %s: %s at byte offset %d failed (%s: %s); retry %d of %d in %.1f s", self.step, self.url,
+                    what, offset, type(err).__name__, str(err)[:200], attempt + 1, budget.retries, wait)  # fmt: skip
+        time.sleep(wait)
         return attempt + 1
 
     def read_range(self, fs: Any, path: str, start: int, end: int) -> bytes:
         """Bytes ``start:end`` of the file, whole: a response cut short is continued at the byte after it."""
-        parts, at, attempt = [], start, 0
+        parts, at, attempt, since = [], start, 0, time.monotonic()
         while at < end:
             try:
                 data = fs.cat_file(path, start=at, end=end)
             except Exception as err:
-                attempt = self.failed("reading", at, err, attempt)
+                attempt = self.failed("reading", at, err, attempt, since)
                 continue
             if data:
                 parts.append(data)
                 at += len(data)
-                attempt = 0  # progress: the retry budget is per stall
+                attempt, since = 0, time.monotonic()  # progress: the retry budget is per stall
             if at < end:  # a short response: the rest is asked for again
-                attempt = self.failed("reading", at, ShortAnswer(f"the answer ended {end - at} bytes short"), attempt)
+                short = ShortAnswer(f"the answer ended {end - at} bytes short")
+                attempt = self.failed("reading", at, short, attempt, since)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
 

@@ -43,7 +43,11 @@ _filesystems: dict[str, Any] = {}
 
 def filesystem(url: str, storage_options: dict | None, step: str) -> tuple[Any, str]:
     """``(fsspec filesystem, path within it)`` for ``url``. A process keeps one filesystem per protocol and
-    options, so every file of a pipeline shares its connections (even with ``skip_instance_cache``)."""
+    options, so every file of a pipeline shares its connections (even with ``skip_instance_cache``).
+
+    parafeed retries (:class:`parafeed.io.remote.Retrier`), so an S3 filesystem it builds tries each request once:
+    botocore's retries off and s3fs's own loop at one try, unless ``storage_options`` set botocore's retries
+    (``config_kwargs={"retries": ...}``), which then keeps both as the user configured them."""
     try:
         import fsspec
     except ImportError:
@@ -54,7 +58,11 @@ def filesystem(url: str, storage_options: dict | None, step: str) -> tuple[Any, 
     if fs is not None:
         return fs, fsspec.core.strip_protocol(url)
     try:
-        fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        given = storage_options or {}
+        options = _one_try(protocol, given)
+        fs, path = fsspec.core.url_to_fs(url, **options)
+        if options is not given and hasattr(fs, "retries"):
+            fs.retries = 1  # (s3fs's own retry loop: an attribute of the instance, not an argument)
         if "::" not in protocol:  # (a chain of filesystems is built anew each time)
             _filesystems[key] = fs
         return fs, path
@@ -62,6 +70,16 @@ def filesystem(url: str, storage_options: dict | None, step: str) -> tuple[Any, 
         raise _missing(url, step, str(err)) from None
     except ValueError as err:
         raise InvalidArgumentError(f"{step}: {url}: {err}") from None
+
+
+def _one_try(protocol: str, options: dict) -> dict:
+    """``options`` for an S3 filesystem that tries each request once (``options`` itself when the user set
+    botocore's retries, or for another protocol)."""
+    config = options.get("config_kwargs") or {}
+    if protocol not in ("s3", "s3a") or "retries" in config:
+        return options
+    # (a new instance: fsspec's instance cache would otherwise share one whose retries the user's code relies on)
+    return {**options, "config_kwargs": {**config, "retries": {"total_max_attempts": 1}}, "skip_instance_cache": True}
 
 
 def _missing(url: str, step: str, what: str) -> ImportError:
