@@ -177,3 +177,30 @@ def test_order_that_differs_between_workers_is_refused():
     ds = pf.Dataset.range(10).map(lambda x: x, num_parallel_calls=2, deterministic=False).filter(lambda x: True)
     with pytest.raises(pf.errors.InvalidArgumentError, match="deterministic=True"):
         next(iter(ds.offload(workers=2)))
+
+
+def test_replicas_launching_at_once_on_a_cluster_too_small_share_it_and_finish():
+    """Two replicas in one process (as MirroredStrategy's) each ask for 3 input workers of the cluster's 4 CPUs at
+    the same moment: they run on fewer, say so once, and every id comes once (no replica waits for CPUs the other
+    holds)."""
+    results, errors = {}, []
+    # (both datasets stay alive, as a training loop keeps them: a finished replica's idle workers keep their CPUs)
+    datasets = [pf.Dataset.range(2000).distribute(2, r).map(slow).batch(32).offload(workers=3).equal_steps()
+                for r in range(2)]  # fmt: skip
+
+    def run(replica):
+        try:
+            results[replica] = [x for batch, weights in datasets[replica] for x, w in zip(batch.tolist(), weights) if w]
+        except Exception as err:  # (reported by the assertion below)
+            errors.append(err)
+
+    with pytest.warns(RuntimeWarning, match="asked for 3 input workers"):
+        threads = [threading.Thread(target=run, args=(r,)) for r in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(180)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads), "a replica hung"
+    assert sorted(results[0] + results[1]) == [10 * i for i in range(2000)]
+    assert len(results[0]) == len(results[1]) == 1000

@@ -18,6 +18,11 @@ from parafeed.errors import InvalidArgumentError, WorkerError
 
 ACTOR_WAIT_SECONDS = 120.0  # how long a new actor may wait for a CPU before the step gives up on it
 RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
+START_GRACE_SECONDS = 5.0  # once some actors of a launch run, how long the others may stay unplaced on a full cluster
+
+# Launches of actors in this process, one at a time: each counts the free CPUs after the previous one's actors took
+# theirs (two replicas offloading at once never count the same CPUs).
+launch_lock = threading.Lock()
 
 
 def connect(step: str) -> Any:
@@ -78,6 +83,44 @@ def wait_for_room(room: Callable[[], int], what: str) -> int:
         time.sleep(RELEASE_SECONDS)
         free = room()
     return free
+
+
+def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str) -> list[int]:
+    """The indices of the actor calls in ``starts`` (one per new or reused actor) that finished, waiting at most
+    ``ACTOR_WAIT_SECONDS`` for the first and, once some have, ``START_GRACE_SECONDS`` more for the others while the
+    cluster has no CPU free for them (they would wait for a CPU another job holds). Errors of the calls are raised
+    (``ray.get``); no call finished in time: :class:`WorkerError`. The caller kills the actors left out."""
+    index = {ref: k for k, ref in enumerate(starts)}
+    pending, done = list(starts), []
+    deadline = time.monotonic() + ACTOR_WAIT_SECONDS
+    stuck_since: float | None = None
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=len(pending), timeout=RELEASE_SECONDS)
+        ray.get(ready)  # (raises the calls' errors)
+        done += [index[r] for r in ready]
+        now = time.monotonic()
+        if not pending:
+            break
+        full = cpus(ray)[1] < cpus_per_actor
+        stuck_since = (stuck_since or now) if done and full else None
+        if stuck_since is not None and now - stuck_since > START_GRACE_SECONDS:
+            break
+        if now > deadline:
+            if done:
+                break
+            raise WorkerError(
+                f"{what}: no actor could start within {ACTOR_WAIT_SECONDS:.0f} s: the Ray cluster has no free CPU "
+                "for one; free one (close other iterators using Ray), add a node, or ask for fewer CPUs per actor"
+            )
+    return sorted(done)
+
+
+def settle(ray: Any, free: float) -> None:
+    """Until Ray shows at most ``free`` CPUs free (actors just started take a moment to show as holding theirs), at
+    most ``RELEASE_SECONDS``."""
+    deadline = time.monotonic() + RELEASE_SECONDS
+    while cpus(ray)[1] > free and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 class IdlePools:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import time
+import warnings
 from typing import Any
 
 from parafeed.core.dataset import AUTOTUNE, start_run
@@ -142,6 +143,7 @@ class InputWorkers:
         self._workers: list[_Worker] = []
         self._first = 0  # the first block of the current assignment of blocks to workers
         self.replaced = 0  # workers replaced after a failure (a count for tests, stats and benchmarks)
+        self._warned = False  # (running on fewer workers than asked is said once per run)
 
     def __len__(self) -> int:
         return len(self._workers)
@@ -161,26 +163,55 @@ class InputWorkers:
                 self._step, self._ray, lambda: WorkerPool(self._ray, self._pipeline, self._cpus)
             )
         pool = self._pool
-        if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
-            ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
-        room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
-        count = room if count == AUTOTUNE else min(count, room)
-        while len(pool.actors) > count:
-            pool.kill(pool.actors.pop())
-        while len(pool.actors) < count:
-            pool.actors.append(pool.new_actor())
+        with ray_cluster.launch_lock:  # (another replica's launch counts the CPUs after this one's took theirs)
+            asked = count
+            if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
+                ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
+            room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
+            count = room if count == AUTOTUNE else min(count, room)
+            while len(pool.actors) > count:
+                pool.kill(pool.actors.pop())
+            new = count - len(pool.actors)
+            free_before = ray_cluster.cpus(self._ray)[1]
+            while len(pool.actors) < count:
+                pool.actors.append(pool.new_actor())
+            starts = [a.start.remote(self._run, (count, k, first), state) for k, a in enumerate(pool.actors)]
+            try:
+                started = ray_cluster.await_starts(self._ray, starts, self._cpus, "offload()")
+            except WorkerError:
+                pool.shutdown()
+                raise
+            except Exception as err:
+                if not ray_cluster.is_actor_failure(self._ray, err):
+                    raise WorkerError(f"offload(): an input worker could not start the pipeline: {err}") from err
+                pool.shutdown()  # one died while starting: start again on new actors
+                started = None
+            if started is not None:  # (the next launch counts what is free once Ray shows these actors' CPUs taken)
+                ray_cluster.settle(self._ray, free_before - max(0, new - (count - len(started))) * self._cpus)
+        if started is None:
+            return self.start(asked, first, state)
+        if len(started) < count:  # the cluster was shorter than it looked: go on with the workers that started
+            for k in reversed(range(count)):
+                if k not in started:
+                    pool.kill(pool.actors.pop(k))
+            self._warn_short(asked, len(started))
+            return self.start(len(started), first, state)
+        if asked != AUTOTUNE and count < asked:
+            self._warn_short(asked, count)
         self._first = first
-        starts = [a.start.remote(self._run, (count, k, first), state) for k, a in enumerate(pool.actors)]
-        try:
-            self._ray.get(starts)
-        except Exception as err:
-            if not ray_cluster.is_actor_failure(self._ray, err):
-                raise WorkerError(f"offload(): an input worker could not start the pipeline: {err}") from err
-            pool.shutdown()  # one died while starting: start again on new actors
-            return self.start(count, first, state)
         self._workers = [_Worker(a, k, state) for k, a in enumerate(pool.actors)]
         for worker in self._workers:
             self._request(worker)
+
+    def _warn_short(self, asked: int, got: int) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"offload(): asked for {asked} input workers, the Ray cluster had room for {got}; running on {got} "
+                "(add CPUs or nodes to the cluster for more)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def take(self, block: int, before: dict[str, Any] | None) -> tuple[list[Outcome], dict[str, Any], bool]:
         """Block ``block``'s outcomes, the pipeline's state after it, and whether the pipeline ended; ``before`` is
