@@ -4,6 +4,7 @@ a checkpoint restored on another number of workers or replicas."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -204,3 +205,27 @@ def test_replicas_launching_at_once_on_a_cluster_too_small_share_it_and_finish()
     assert not any(t.is_alive() for t in threads), "a replica hung"
     assert sorted(results[0] + results[1]) == [10 * i for i in range(2000)]
     assert len(results[0]) == len(results[1]) == 1000
+
+
+def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch):
+    """A worker that neither answers nor dies (its process stopped with SIGSTOP) is replaced from its last state once
+    a block takes far longer than any before it (here at least 3 s instead of the default 60)."""
+    import os
+    import signal
+
+    import ray
+    from parafeed.parallel import ray_input_workers
+
+    monkeypatch.setattr(ray_input_workers, "HUNG_SECONDS", 3.0)
+    it = iter(pipeline(3000).offload(workers=3))
+    got = [next(it).tolist() for _ in range(20)]
+    _, pid = ray.get(it.actors[1].where.remote())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.warns(RuntimeWarning, match="gave no block in"):
+            got += batches(it)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)  # (killed by the replacement already, as a rule)
+    assert got == host_batches(3000)
+    assert it.replaced == 1

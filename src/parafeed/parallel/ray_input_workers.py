@@ -119,6 +119,12 @@ class _Worker:
         self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its blocks
 
 
+# A worker is hung when a block takes HUNG_FACTOR times the longest wait for one so far, and at least HUNG_SECONDS
+# (the first blocks include the pipeline's start on the worker).
+HUNG_FACTOR = 10.0
+HUNG_SECONDS = 60.0
+
+
 class InputWorkers:
     """The input workers of one run of an ``offload`` step, seen from the trainer (see the module docs).
 
@@ -144,6 +150,7 @@ class InputWorkers:
         self._first = 0  # the first block of the current assignment of blocks to workers
         self.replaced = 0  # workers replaced after a failure (a count for tests, stats and benchmarks)
         self._warned = False  # (running on fewer workers than asked is said once per run)
+        self._longest_wait = 0.0  # the longest the trainer waited for a block that came: the hung-worker deadline
 
     def __len__(self) -> int:
         return len(self._workers)
@@ -220,6 +227,20 @@ class InputWorkers:
             worker = self._workers[(block - self._first) % len(self._workers)]
             ref = worker.calls.popleft()
             self._request(worker)
+            deadline = max(HUNG_SECONDS, HUNG_FACTOR * self._longest_wait)
+            waited = time.monotonic()
+            ready, _ = self._ray.wait([ref], timeout=deadline)
+            waited = time.monotonic() - waited
+            if not ready:  # neither an answer nor a death: a hung worker is replaced like a dead one
+                warnings.warn(
+                    f"offload(): input worker {worker.index} gave no block in {deadline:.0f} s (the longest wait so "
+                    f"far, times {HUNG_FACTOR:.0f}, at least {HUNG_SECONDS:.0f} s); replacing it from its last state",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                self._replace(worker, block, before)
+                continue
+            self._longest_wait = max(self._longest_wait, waited)
             try:
                 outcomes, state, ended = self._ray.get(ref)
             except Exception as err:
