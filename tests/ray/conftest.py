@@ -68,3 +68,15 @@ def wait_for_cpus(n: int, timeout: float = 30.0) -> None:
     while ray.cluster_resources().get("CPU", 0) < n:
         assert time.monotonic() < deadline, f"the Ray cluster never reached {n} CPUs: {ray.cluster_resources()}"
         time.sleep(0.1)
+
+
+def wait_for_free_cpus(n: int, timeout: float = 30.0) -> None:
+    """Until ``n`` of the cluster's CPUs are free (a killed actor's CPU shows as free a moment later)."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + timeout
+    while ray.available_resources().get("CPU", 0) < n:
+        assert time.monotonic() < deadline, f"the Ray cluster never had {n} CPUs free: {ray.available_resources()}"
+        time.sleep(0.1)

@@ -5,6 +5,7 @@ a checkpoint restored on another number of workers or replicas."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 import time
 
@@ -13,7 +14,7 @@ import pytest
 
 import parafeed as pf
 
-from .conftest import NODE, wait_for_cpus
+from .conftest import NODE, wait_for_cpus, wait_for_free_cpus
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.usefixtures("ray_cluster")]
 
@@ -205,6 +206,9 @@ def test_replicas_launching_at_once_on_a_cluster_too_small_share_it_and_finish()
     assert not any(t.is_alive() for t in threads), "a replica hung"
     assert sorted(results[0] + results[1]) == [10 * i for i in range(2000)]
     assert len(results[0]) == len(results[1]) == 1000
+    datasets.clear()  # (their idle workers give the CPUs back for the next tests)
+    gc.collect()
+    wait_for_free_cpus(4)
 
 
 def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch):
@@ -219,7 +223,7 @@ def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch
     monkeypatch.setattr(ray_input_workers, "HUNG_SECONDS", 3.0)
     it = iter(pipeline(3000).offload(workers=3))
     got = [next(it).tolist() for _ in range(20)]
-    _, pid = ray.get(it.actors[1].where.remote())
+    _, pid = ray.get(it.actors[-1].where.remote())
     os.kill(pid, signal.SIGSTOP)
     try:
         with pytest.warns(RuntimeWarning, match="gave no block in"):
