@@ -186,3 +186,35 @@ def test_bucket_by_sequence_length_checks_its_arguments():
     bounded = ds.bucket_by_sequence_length(len, [3], [2, 2], pad_to_bucket_boundary=True)
     with pytest.raises(InvalidArgumentError, match="pad_to_bucket_boundary"):
         list(bounded)
+
+
+def test_parallel_interleave_opens_the_next_inputs_ahead_and_resumes_exactly():
+    """The inputs after the open ones (one per slot) are opened, and start reading, before a slot needs them, so a
+    slot whose input ends does not wait for the next file to open; order, errors and saved positions stay the serial
+    interleave's."""
+    opened = []
+
+    def make(x):
+        opened.append(int(x))
+        if x == 6:
+            raise InvalidArgumentError("bad input 6")
+        return pf.Dataset.range(x * 10, x * 10 + 1 + x % 3)
+
+    parallel = pf.Dataset.range(10).interleave(make, cycle_length=2, num_parallel_calls=2)
+    serial = pf.Dataset.range(10).interleave(make, cycle_length=2)
+    it = iter(parallel)
+    assert int(next(it)) == 0
+    assert sorted(opened) == [0, 1, 2, 3]  # inputs 0 and 1 in the slots, 2 and 3 opened ahead
+    expected = _outcomes(serial, limit=100)
+    assert [0, *_outcomes_from(it)] == expected
+    for stop in range(1, len(expected)):  # a state saved at every position, with inputs opened ahead, resumes exactly
+        it = iter(parallel)
+        got = [next(it) for _ in range(stop)] if "ERR" not in expected[:stop] else None
+        if got is None:
+            break
+        state = it.get_state()
+        again = iter(parallel)
+        again.set_state(state)
+        assert [int(x) for x in got] + _outcomes_from(again) == expected, stop
+        it.close()
+        again.close()

@@ -34,7 +34,7 @@ class InterleaveIterator(DatasetIterator):
 
     def __next__(self) -> Any:
         cycle = self._cycle
-        while not self._input_done or self._open:
+        while self._more_inputs() or self._open:
             it = cycle[self._slot]
             if it is not None:
                 if type(it) is Failed:  # an input that failed while read ahead: its turn has come
@@ -53,11 +53,20 @@ class InterleaveIterator(DatasetIterator):
                 if self._block == self._ds.block_length:
                     self._advance()
                 return x
-            if not self._input_done:
+            if self._more_inputs():
                 self._fill(self._slot)
             else:
                 self._advance()
         raise StopIteration
+
+    def _more_inputs(self) -> bool:
+        """Whether inputs remain to open in a slot."""
+        return not self._input_done
+
+    def _ahead(self) -> list[tuple[int, tuple]]:
+        """(input number, the input's state before it) of the inputs taken from the input but in no slot yet (the
+        parallel interleave opens the next ones ahead); after a restore they are taken again."""
+        return []
 
     def _fill(self, slot: int, defer: bool = False) -> bool:
         """Open the next input in ``slot``; False at the end of the input.
@@ -109,11 +118,15 @@ class InterleaveIterator(DatasetIterator):
                 slots[i] = [number, None if type(it) is Failed else self._input_state(it)]
                 if earliest is None or number < earliest[0]:
                     earliest = (number, position(before, 0, error)["at"])
+        ahead = self._ahead()
+        if ahead and (earliest is None or ahead[0][0] < earliest[0]):
+            number, (before, error) = ahead[0]
+            earliest = (number, position(before, 0, error)["at"])
         if earliest is None:
             earliest = (self._inputs, self._parent.get_state())
         return {
-            "from": earliest[0], "at": earliest[1], "inputs": self._inputs, "slots": slots, "slot": self._slot,
-            "block": self._block, "input_done": self._input_done,
+            "from": earliest[0], "at": earliest[1], "inputs": ahead[0][0] if ahead else self._inputs, "slots": slots,
+            "slot": self._slot, "block": self._block, "input_done": self._input_done and not ahead,
         }  # fmt: skip
 
     def _set_state(self, state: dict) -> None:
