@@ -218,9 +218,9 @@ def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch
     import signal
 
     import ray
-    from parafeed.parallel import ray_input_workers
+    from parafeed.parallel import ray_cluster
 
-    monkeypatch.setattr(ray_input_workers, "HUNG_SECONDS", 3.0)
+    monkeypatch.setattr(ray_cluster, "HUNG_SECONDS", 3.0)
     it = iter(pipeline(3000).offload(workers=3))
     got = [next(it).tolist() for _ in range(20)]
     _, pid = ray.get(it.actors[-1].where.remote())

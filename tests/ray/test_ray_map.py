@@ -3,6 +3,7 @@ traceback, a killed actor's chunks run again elsewhere, AUTOTUNE bounded by the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -84,3 +85,27 @@ def test_a_clear_error_without_ray(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
     with pytest.raises(pf.errors.InvalidArgumentError, match=r"pip install parafeed\[ray\]"):
         next(iter(pf.Dataset.range(3).map(lambda x: x, num_parallel_calls=2, executor="ray")))
+
+
+def test_a_frozen_actor_its_chunks_run_again_exactly_once(monkeypatch):
+    """An actor that neither answers nor dies (stopped with SIGSTOP) is killed once a call takes far longer than any
+    before it (here at least 3 s instead of 60), and its chunks run on the others."""
+    import os
+    import signal
+
+    import ray
+    from parafeed.parallel import ray_cluster
+
+    monkeypatch.setattr(ray_cluster, "HUNG_SECONDS", 3.0)
+    ds = pf.Dataset.range(600).map(lambda x: (time.sleep(0.01), x * x)[1], num_parallel_calls=3, executor="ray")
+    it = iter(ds)
+    got = [int(next(it)) for _ in range(30)]
+    pid = ray.get(it._executor._pool.actors[-1].pid.remote())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.warns(RuntimeWarning, match="gave no result in"):
+            got += [int(x) for x in it]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+    assert got == [x * x for x in range(600)]

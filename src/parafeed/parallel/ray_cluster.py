@@ -19,6 +19,10 @@ from parafeed.errors import InvalidArgumentError, WorkerError
 ACTOR_WAIT_SECONDS = 120.0  # how long a new actor may wait for a CPU before the step gives up on it
 RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
 START_GRACE_SECONDS = 5.0  # once some actors of a launch run, how long the others may stay unplaced on a full cluster
+# An actor is hung (neither answering nor dead) when a call takes HUNG_FACTOR times the longest one so far, and at
+# least HUNG_SECONDS (the first calls include the pipeline's start on the actor): it is then replaced like a dead one.
+HUNG_FACTOR = 10.0
+HUNG_SECONDS = 60.0
 
 # Launches of actors in this process, one at a time: each counts the free CPUs after the previous one's actors took
 # theirs (two replicas offloading at once never count the same CPUs).
@@ -83,6 +87,16 @@ def wait_for_room(room: Callable[[], int], what: str) -> int:
         time.sleep(RELEASE_SECONDS)
         free = room()
     return free
+
+
+def hung_after(longest: float) -> float:
+    """Seconds after which a call is taken for hung, given the longest one so far."""
+    return max(HUNG_SECONDS, HUNG_FACTOR * longest)
+
+
+def hung_rule() -> str:
+    """The hung-actor deadline's rule, for messages."""
+    return f"{HUNG_FACTOR:g} times the longest call so far, at least {HUNG_SECONDS:g} s"
 
 
 def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str) -> list[int]:

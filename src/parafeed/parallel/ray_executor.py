@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
+import warnings
 from typing import Any
 
 from parafeed.errors import WorkerError
@@ -38,6 +40,12 @@ class MapActor:
 
         outcomes, seconds = run_chunk(self._fn, chunk)
         return [(ok, value if ok else pack_error(value)) for ok, value in outcomes], seconds
+
+    def pid(self) -> int:
+        """The actor's process id (to watch it, or to stop one in a fault test)."""
+        import os
+
+        return os.getpid()
 
 
 class _Pool:
@@ -83,6 +91,8 @@ class RayExecutor:
         self._stop = threading.Event()
         self._calls: dict[Any, tuple[int, list[Any], Any]] = {}  # ObjectRef -> (seq, chunk, actor)
         self._load: collections.Counter[int] = collections.Counter()  # id(actor) -> chunks outstanding
+        self._sent: dict[Any, float] = {}  # ObjectRef -> when it was sent (a call that never comes back: a hung actor)
+        self._longest = 0.0  # the longest a call took so far
         ray_cluster.wait_for_room(lambda: pool.grow(workers), "map()")
         self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
         self._receiver.start()
@@ -96,7 +106,9 @@ class RayExecutor:
         """Call the least loaded live actor (the caller holds the lock)."""
         actor = min(self._pool.actors, key=lambda a: self._load[id(a)])
         self._load[id(actor)] += 1
-        self._calls[actor.run.remote(chunk)] = (seq, chunk, actor)
+        ref = actor.run.remote(chunk)
+        self._calls[ref] = (seq, chunk, actor)
+        self._sent[ref] = time.monotonic()
 
     def grow(self, workers: int) -> None:
         with self._lock:
@@ -112,6 +124,8 @@ class RayExecutor:
                 self._stop.wait(WAIT_SECONDS)
                 continue
             ready, _ = ray.wait(refs, num_returns=1, timeout=WAIT_SECONDS)
+            if not ready and not self._check_hung():
+                return
             for ref in ready:
                 try:
                     outcomes, seconds = ray.get(ref)
@@ -122,15 +136,36 @@ class RayExecutor:
                 with self._lock:
                     seq, _, actor = self._calls.pop(ref)
                     self._load[id(actor)] -= 1
+                    self._longest = max(self._longest, time.monotonic() - self._sent.pop(ref))
                 self._results.put((seq, [(ok, v if ok else _unpack(v)) for ok, v in outcomes], seconds))
                 del outcomes
 
-    def _lost(self, ref: Any, err: BaseException) -> bool:
-        """A call failed: its actor is gone, so its chunks go to the others (and a new actor is started when a CPU is
-        free); False, after reporting the failure, when nothing can run them."""
+    def _check_hung(self) -> bool:
+        """The oldest call's actor, when the call is older than the hung-actor deadline, is killed and its calls run
+        elsewhere (as a dead one's); False when nothing can run them."""
+        with self._lock:
+            if not self._sent:
+                return True
+            ref, sent = min(self._sent.items(), key=lambda item: item[1])
+            deadline = ray_cluster.hung_after(self._longest)
+            if time.monotonic() - sent <= deadline:
+                return True
+            actor = self._calls[ref][2]
+        warnings.warn(
+            f"map(): a Ray actor gave no result in {deadline:.0f} s ({ray_cluster.hung_rule()}); its chunks run again "
+            "on the others",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        self._ray.kill(actor, no_restart=True)
+        return self._lost(ref, TimeoutError(f"no result in {deadline:.0f} s"), hung=True)
+
+    def _lost(self, ref: Any, err: BaseException, hung: bool = False) -> bool:
+        """A call failed: its actor is gone (or ``hung``, and killed), so its chunks go to the others (and a new actor
+        is started when a CPU is free); False, after reporting the failure, when nothing can run them."""
         if self._stop.is_set():
             return False
-        if not ray_cluster.is_actor_failure(self._ray, err):
+        if not hung and not ray_cluster.is_actor_failure(self._ray, err):
             self._results.put((FATAL, WorkerError(f"map(): a Ray call failed: {err!r}"), 0.0))
             return False
         with self._lock:
@@ -140,6 +175,7 @@ class RayExecutor:
             orphans = [(ref, call) for ref, call in self._calls.items() if call[2] is actor]
             for orphan, _ in orphans:
                 del self._calls[orphan]
+                self._sent.pop(orphan, None)
             self._pool.actors = [a for a in self._pool.actors if a is not actor]
             self._load.pop(id(actor), None)
             self._pool.grow(len(self._pool.actors) + 1)

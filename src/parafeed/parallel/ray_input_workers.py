@@ -119,12 +119,6 @@ class _Worker:
         self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its blocks
 
 
-# A worker is hung when a block takes HUNG_FACTOR times the longest wait for one so far, and at least HUNG_SECONDS
-# (the first blocks include the pipeline's start on the worker).
-HUNG_FACTOR = 10.0
-HUNG_SECONDS = 60.0
-
-
 class InputWorkers:
     """The input workers of one run of an ``offload`` step, seen from the trainer (see the module docs).
 
@@ -227,14 +221,14 @@ class InputWorkers:
             worker = self._workers[(block - self._first) % len(self._workers)]
             ref = worker.calls.popleft()
             self._request(worker)
-            deadline = max(HUNG_SECONDS, HUNG_FACTOR * self._longest_wait)
+            deadline = ray_cluster.hung_after(self._longest_wait)
             waited = time.monotonic()
             ready, _ = self._ray.wait([ref], timeout=deadline)
             waited = time.monotonic() - waited
             if not ready:  # neither an answer nor a death: a hung worker is replaced like a dead one
                 warnings.warn(
-                    f"offload(): input worker {worker.index} gave no block in {deadline:.0f} s (the longest wait so "
-                    f"far, times {HUNG_FACTOR:.0f}, at least {HUNG_SECONDS:.0f} s); replacing it from its last state",
+                    f"offload(): input worker {worker.index} gave no block in {deadline:.0f} s "
+                    f"({ray_cluster.hung_rule()}); replacing it from its last state",
                     RuntimeWarning,
                     stacklevel=2,
                 )
