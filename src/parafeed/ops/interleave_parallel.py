@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from parafeed.core.iterator import DatasetIterator, build_in
 from parafeed.core.positions import snapshot
@@ -60,7 +60,7 @@ class ParallelInterleaveIterator(InterleaveIterator):
             return super()._fill(slot, defer)
         number, before, it = self._spares.popleft()
         if type(it) is Failed and not defer:
-            raise it.error  # (counted as taken, as InterleaveIterator._fill counts it)
+            raise cast(Exception, it.error)  # (counted as taken, as InterleaveIterator._fill counts it)
         self._cycle[slot], self._opened[slot] = it, (number, before)
         self._open += 1
         return type(it) is not Failed
