@@ -213,14 +213,14 @@ def test_replicas_launching_at_once_on_a_cluster_too_small_share_it_and_finish()
 
 def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch):
     """A worker that neither answers nor dies (its process stopped with SIGSTOP) is replaced from its last state once
-    a block takes far longer than any before it (here at least 3 s instead of the default 60)."""
+    a block takes far longer than any before it (here at least 10 s instead of the default 60)."""
     import os
     import signal
 
     import ray
     from parafeed.parallel import ray_cluster
 
-    monkeypatch.setattr(ray_cluster, "HUNG_SECONDS", 3.0)
+    monkeypatch.setattr(ray_cluster, "HUNG_SECONDS", 10.0)
     it = iter(pipeline(3000).offload(workers=3))
     got = [next(it).tolist() for _ in range(20)]
     _, pid = ray.get(it.actors[-1].where.remote())
@@ -232,4 +232,6 @@ def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGCONT)  # (killed by the replacement already, as a rule)
     assert got == host_batches(3000)
-    assert it.replaced == 1
+    assert (
+        it.replaced >= 1
+    )  # (on a loaded machine a replacement's start may pass the short deadline too: replaced again)
