@@ -188,7 +188,8 @@ class InputWorkers:
                 pool.shutdown()  # one died while starting: start again on new actors
                 started = None
             if started is not None:  # (the next launch counts what is free once Ray shows these actors' CPUs taken)
-                ray_cluster.settle(self._ray, free_before - max(0, new - (count - len(started))) * self._cpus)
+                new_started = max(0, new - (count - len(started)))  # (an actor that did not start is a new one)
+                ray_cluster.settle(self._ray, free_before - new_started * self._cpus)
         if started is None:
             return self.start(asked, first, state)
         if len(started) < count:  # the cluster was shorter than it looked: go on with the workers that started
@@ -222,9 +223,8 @@ class InputWorkers:
             ref = worker.calls.popleft()
             self._request(worker)
             deadline = ray_cluster.hung_after(self._longest_wait)
-            waited = time.monotonic()
+            asked_at = time.monotonic()
             ready, _ = self._ray.wait([ref], timeout=deadline)
-            waited = time.monotonic() - waited
             if not ready:  # neither an answer nor a death: a hung worker is replaced like a dead one
                 warnings.warn(
                     f"offload(): input worker {worker.index} gave no block in {deadline:.0f} s "
@@ -234,7 +234,7 @@ class InputWorkers:
                 )
                 self._replace(worker, block, before)
                 continue
-            self._longest_wait = max(self._longest_wait, waited)
+            self._longest_wait = max(self._longest_wait, time.monotonic() - asked_at)
             try:
                 outcomes, state, ended = self._ray.get(ref)
             except Exception as err:

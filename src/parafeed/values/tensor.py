@@ -270,7 +270,6 @@ class Tensor(np.ndarray):
 
 def _binary(name: str) -> Any:
     numpy_method = getattr(np.ndarray, name)
-
     add = name == "__add__"
 
     def method(self: Tensor, other: Any) -> Any:
