@@ -235,3 +235,57 @@ def test_a_frozen_worker_is_replaced_and_nothing_is_lost_or_repeated(monkeypatch
     assert (
         it.replaced >= 1
     )  # (on a loaded machine a replacement's start may pass the short deadline too: replaced again)
+
+
+def _counted(folder):
+    """A map function that sleeps 0.2 s and leaves a file in ``folder`` for every element it computes."""
+
+    def compute(x):
+        time.sleep(0.2)
+        (folder / f"{int(x)}.{time.monotonic_ns()}").touch()
+        return x
+
+    return compute
+
+
+def _computed_once_settled(folder, quiet=1.5, limit=20.0):
+    """The files in ``folder`` once none has been added for ``quiet`` seconds."""
+    count, since, deadline = -1, time.monotonic(), time.monotonic() + limit
+    while time.monotonic() < deadline:
+        now = len(list(folder.iterdir()))
+        if now != count:
+            count, since = now, time.monotonic()
+        elif time.monotonic() - since > quiet:
+            break
+        time.sleep(0.1)
+    return count
+
+
+def test_close_mid_epoch_stops_the_work_in_flight_and_abandoned_epochs_give_their_workers_back(tmp_path):
+    """Each worker has 3 blocks (one batch of 5 elements, 1 s) requested ahead: after one batch, close() (and an
+    iterator dropped without close) cancel the queued ones and interrupt the running one at its next element, so
+    each worker computes at most the element it is on (and, on a loaded machine, one or two more while the interrupt
+    travels) instead of 10 or more; the next epoch runs on the same actors and gives every batch."""
+    ds = pf.Dataset.range(40).map(_counted(tmp_path)).batch(5).offload(workers=2, buffer=3)
+
+    def computed():
+        return len(list(tmp_path.iterdir()))
+
+    it = iter(ds)
+    assert next(it).tolist() == list(range(5))
+    actors = [a._actor_id for a in it.actors]
+    before = computed()
+    it.close()
+    assert _computed_once_settled(tmp_path) - before <= 2 * 3
+
+    dropped = iter(ds)
+    assert next(dropped).tolist() == list(range(5))
+    before = computed()
+    del dropped
+    gc.collect()
+    assert _computed_once_settled(tmp_path) - before <= 2 * 3
+
+    it = iter(ds)
+    got = [next(it).tolist()]
+    assert [a._actor_id for a in it.actors] == actors  # (the pool kept warm between epochs)
+    assert got + batches(it) == [list(range(i, i + 5)) for i in range(0, 40, 5)]

@@ -92,6 +92,7 @@ class RunContext:
     resumed: ResumePoint = ResumePoint()
     stats: StatsCollector | None = None
     share: tuple[int, int, int] = (1, 0, 0)  # input worker k of K, from block j (``offload``): (K, k, j)
+    stopped: threading.Event | None = None  # set when the trainer no longer wants this input worker's run (it ends)
     _ram: RamBudget | None = None
 
     @property
@@ -122,10 +123,12 @@ class RunContext:
         return {"options": self.options, "iteration": self.iteration, "seeds": seeds, "resumed": self.resumed}
 
     @classmethod
-    def joined(cls, dataset: Dataset, shared: dict[str, Any], share: tuple[int, int, int]) -> RunContext:
+    def joined(
+        cls, dataset: Dataset, shared: dict[str, Any], share: tuple[int, int, int], stopped: threading.Event
+    ) -> RunContext:
         """A run of ``dataset`` in another process that goes on as part of the run that :meth:`shared` it, as input
-        worker ``share`` (see ``share``)."""
-        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share)
+        worker ``share`` (see ``share``), until ``stopped`` is set."""
+        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share, stopped=stopped)
         context.restore(shared)
         return context
 

@@ -191,19 +191,24 @@ class BlockShardDataset(PassThroughDataset):
 
     def _make_iterator(self) -> DatasetIterator:
         run = current_scope().run
-        return _BlockShardIterator(self._parent._iter(), self.block, run.share if run is not None else (1, 0, 0))
+        if run is None:
+            return _BlockShardIterator(self._parent._iter(), self.block, (1, 0, 0), None)
+        return _BlockShardIterator(self._parent._iter(), self.block, run.share, run.stopped)
 
 
 class _BlockShardIterator(DatasetIterator):
-    def __init__(self, parent: DatasetIterator, block: int, share: tuple[int, int, int]):
+    def __init__(self, parent: DatasetIterator, block: int, share: tuple[int, int, int], stopped: Any):
         super().__init__(parent)
         self._parent = parent
         self._block = block
         self._workers, self._worker, self._first = share
+        self._stopped = stopped  # (a threading.Event, or None)
         self._next = 0  # the block the input is in
         self._offset = 0  # elements of that block already taken
 
     def __next__(self) -> Any:
+        if self._stopped is not None and self._stopped.is_set():  # (the trainer interrupted this run: it ends)
+            raise StopIteration
         if self._offset == 0:
             while (self._next - self._first) % self._workers != self._worker or self._next < self._first:
                 if self._parent.skip(self._block) < self._block:

@@ -14,16 +14,30 @@ replaces a worker that dies from its last state.
 from __future__ import annotations
 
 import collections
+import itertools
+import math
+import threading
 import time
 import warnings
 from typing import Any
 
 from parafeed.core.dataset import AUTOTUNE, start_run
 from parafeed.core.iterator import RunContext
+from parafeed.core.stats import element_bytes
 from parafeed.errors import WorkerError
 from parafeed.parallel import ray_cluster
 from parafeed.parallel.executor import Outcome
 from parafeed.parallel.remote_errors import pack_error
+
+Block = tuple[list[Outcome], dict[str, Any], bool]  # a block's outcomes, the state after it, whether the input ended
+
+# Blocks per call: a call carries as many of a worker's blocks as make it take CALL_FACTOR times the round trip of an
+# empty call (measured when the workers start), at most MAX_BLOCKS_PER_CALL and CALL_BYTES of elements.
+CALL_FACTOR = 10.0
+MAX_BLOCKS_PER_CALL = 256
+CALL_BYTES = 8 << 20
+
+_runs = itertools.count(1)  # a number for every start of the workers, naming the calls an interrupt stops
 
 
 class InputWorker:
@@ -33,32 +47,50 @@ class InputWorker:
         ray_cluster.adopt_path(path)
         self._pipeline = pipeline
         self._it: Any = None
+        self._run = (0, threading.Event())  # the number of the trainer's start this worker runs, and its stop
 
-    def start(self, run: dict[str, Any], share: tuple[int, int, int], state: dict[str, Any] | None) -> None:
+    def start(
+        self, run: dict[str, Any], share: tuple[int, int, int], state: dict[str, Any] | None, number: int
+    ) -> None:
         """Begin a run: ``run`` is the trainer's run (options, iteration, seeds, resume point), ``share`` this
-        worker's (workers, worker, first block), ``state`` where the pipeline is (None: its beginning)."""
+        worker's (workers, worker, first block), ``state`` where the pipeline is (None: its beginning), ``number``
+        the trainer's number for this start (see :meth:`interrupt`)."""
         if self._it is not None:
             self._it.close()
             self._it = None
-        it = start_run(RunContext.joined(self._pipeline, run, share))
+        stopped = threading.Event()
+        it = start_run(RunContext.joined(self._pipeline, run, share, stopped))
         if state is not None:
             it.set_state(state)
-        self._it = it
+        self._it, self._run = it, (number, stopped)
 
-    def blocks(self, units: int) -> tuple[list[Outcome], dict[str, Any], bool]:
-        """The next ``units`` outcomes of this worker's share (``(True, element)`` or ``(False, packed error)``),
-        the state after them, and whether the pipeline ended (then fewer may come)."""
-        out: list[Outcome] = []
+    def interrupt(self, number: int) -> None:
+        """Start ``number``'s run ends at its next element: the trainer no longer wants its blocks. Runs in its own
+        thread (the actor's ``control`` concurrency group), beside a running call; an interrupt that arrives after a
+        later start does not touch that start's run."""
+        running, stopped = self._run
+        if running == number:
+            stopped.set()
+
+    def blocks(self, units: int, count: int) -> tuple[list[Block], float]:
+        """This worker's next ``count`` blocks (fewer when the pipeline ends), each as its ``units`` outcomes
+        (``(True, element)`` or ``(False, packed error)``), the state after them and whether the pipeline ended (then
+        fewer outcomes may come); with the seconds they took to compute."""
+        began = time.perf_counter()
+        blocks: list[Block] = []
         ended = False
-        while len(out) < units:
-            try:
-                out.append((True, next(self._it)))
-            except StopIteration:
-                ended = True
-                break
-            except Exception as err:
-                out.append((False, pack_error(err)))
-        return out, self._it.get_state(), ended
+        while len(blocks) < count and not ended:
+            out: list[Outcome] = []
+            while len(out) < units:
+                try:
+                    out.append((True, next(self._it)))
+                except StopIteration:
+                    ended = True
+                    break
+                except Exception as err:
+                    out.append((False, pack_error(err)))
+            blocks.append((out, self._it.get_state(), ended))
+        return blocks, time.perf_counter() - began
 
     def where(self) -> tuple[str, int]:
         """(Ray node id, process id) of this worker."""
@@ -82,9 +114,13 @@ class WorkerPool:
         self.cluster = ray_cluster.session(ray)
         self._pipeline_ref = ray.put(pipeline)
         self._cpus = cpus
-        self._class = ray.remote(num_cpus=cpus, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD")(
-            InputWorker
-        )
+        self._class = ray.remote(
+            num_cpus=cpus,
+            max_restarts=0,
+            max_task_retries=0,
+            scheduling_strategy="SPREAD",
+            concurrency_groups={"control": 1},  # (interrupt() runs beside the call it interrupts)
+        )(InputWorker)
         self._path = ray_cluster.driver_path()
         self.actors: list[Any] = []
 
@@ -116,7 +152,8 @@ class _Worker:
         self.actor = actor
         self.index = index
         self.state = state
-        self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its blocks
+        self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its calls (each some blocks)
+        self.ready: collections.deque[Block] = collections.deque()  # blocks received, not yet taken
 
 
 class InputWorkers:
@@ -145,6 +182,9 @@ class InputWorkers:
         self.replaced = 0  # workers replaced after a failure (a count for tests, stats and benchmarks)
         self._warned = False  # (running on fewer workers than asked is said once per run)
         self._longest_wait = 0.0  # the longest the trainer waited for a block that came: the hung-worker deadline
+        self._number = 0  # the number of the last start (see InputWorker.interrupt)
+        self._per_call = 1  # blocks per call (see CALL_FACTOR)
+        self._round_trip = 0.0  # seconds of an empty call to a worker, measured when they start
 
     def __len__(self) -> int:
         return len(self._workers)
@@ -176,7 +216,11 @@ class InputWorkers:
             free_before = ray_cluster.cpus(self._ray)[1]
             while len(pool.actors) < count:
                 pool.actors.append(pool.new_actor())
-            starts = [a.start.remote(self._run, (count, k, first), state) for k, a in enumerate(pool.actors)]
+            self._stop_calls()
+            self._number = next(_runs)
+            starts = [
+                a.start.remote(self._run, (count, k, first), state, self._number) for k, a in enumerate(pool.actors)
+            ]
             try:
                 started = ray_cluster.await_starts(self._ray, starts, self._cpus, "offload()")
             except WorkerError:
@@ -202,6 +246,8 @@ class InputWorkers:
             self._warn_short(asked, count)
         self._first = first
         self._workers = [_Worker(a, k, state) for k, a in enumerate(pool.actors)]
+        if not self._round_trip:
+            self._round_trip = min(self._time_call(pool.actors[0]) for _ in range(3))
         for worker in self._workers:
             self._request(worker)
 
@@ -220,6 +266,8 @@ class InputWorkers:
         the state before it, where the workers go on from if one dies and there is no room to replace it."""
         while True:
             worker = self._workers[(block - self._first) % len(self._workers)]
+            if worker.ready:
+                return worker.ready.popleft()
             ref = worker.calls.popleft()
             self._request(worker)
             deadline = ray_cluster.hung_after(self._longest_wait)
@@ -236,18 +284,31 @@ class InputWorkers:
                 continue
             self._longest_wait = max(self._longest_wait, time.monotonic() - asked_at)
             try:
-                outcomes, state, ended = self._ray.get(ref)
+                blocks, seconds = self._ray.get(ref)
             except Exception as err:
                 if not ray_cluster.is_actor_failure(self._ray, err):
                     raise WorkerError(f"offload(): input worker {worker.index} failed: {err}") from err
                 self._replace(worker, block, before)
                 continue
-            worker.state = state
-            return outcomes, state, ended
+            worker.state = blocks[-1][1]
+            worker.ready.extend(blocks)
+            self._size_calls(blocks, seconds)
+
+    def _size_calls(self, blocks: list[Block], seconds: float) -> None:
+        """Blocks per call from the last call's: enough to take ``CALL_FACTOR`` round trips, at most doubling."""
+        nbytes = max(1, sum(element_bytes(value) for outcomes, _, _ in blocks for ok, value in outcomes if ok))
+        most = min(MAX_BLOCKS_PER_CALL, 2 * self._per_call, max(1, CALL_BYTES * len(blocks) // nbytes))
+        wanted = CALL_FACTOR * self._round_trip * len(blocks) / max(seconds, 1e-6)
+        self._per_call = max(1, min(most, math.ceil(wanted)))
+
+    def _time_call(self, actor: Any) -> float:
+        began = time.perf_counter()
+        self._ray.get(actor.where.remote(), timeout=ray_cluster.HUNG_SECONDS)
+        return time.perf_counter() - began
 
     def _request(self, worker: _Worker) -> None:
         while len(worker.calls) < self._buffer:
-            worker.calls.append(worker.actor.blocks.remote(self._units))
+            worker.calls.append(worker.actor.blocks.remote(self._units, self._per_call))
 
     def _replace(self, worker: _Worker, block: int, before: dict[str, Any] | None) -> None:
         """A worker died: a new actor goes on from the last state received from it; with no room for one, the other
@@ -265,12 +326,24 @@ class InputWorkers:
         actor = pool.new_actor()
         pool.actors[pool.actors.index(worker.actor)] = actor
         worker.actor, worker.calls = actor, collections.deque()
-        actor.start.remote(self._run, (len(self._workers), worker.index, self._first), worker.state)
+        actor.start.remote(self._run, (len(self._workers), worker.index, self._first), worker.state, self._number)
         self._request(worker)
 
+    def _stop_calls(self) -> None:
+        """The calls in flight are no longer wanted: those queued are cancelled, the running ones interrupted at
+        their next element (the actors' next start need not wait for them)."""
+        workers, self._workers = self._workers, []
+        if self._pool is None or ray_cluster.session(self._ray) != self._pool.cluster:
+            return
+        for worker in workers:
+            for ref in worker.calls:
+                self._ray.cancel(ref)
+            worker.actor.interrupt.options(concurrency_group="control").remote(self._number)
+
     def close(self) -> None:
-        """Give the actors back to the step's idle pool (its next run starts on them)."""
+        """Stop the calls in flight and give the actors back to the step's idle pool (its next run starts on
+        them)."""
+        self._stop_calls()
         if self._pool is not None:
             _idle_pools.give_back(self._step, self._pool, broken=False)
             self._pool = None
-        self._workers = []
