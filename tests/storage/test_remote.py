@@ -196,3 +196,24 @@ def test_read_ahead_grows_while_the_reader_waits(s3, tmp_path, monkeypatch):
         f.close()
     finally:
         proxy.stop()
+
+
+def test_one_file_at_a_time_opens_the_next_two_files_ahead(s3, tmp_path):
+    """Reading one file, the serial reader has the next two files' first requests in flight (and not the files after
+    them), so a remote file's latency is not paid between files; the records are the same, in order."""
+    files = {f"part-{i}.tfrecord": random_records(5, seed=i) for i in range(5)}
+    prefix, _ = upload(s3, tmp_path, files)
+    proxy = FaultProxy(s3.url)
+    try:
+        ds = pf.TFRecordDataset([f"{prefix}/{name}" for name in files], storage_options=s3_options(proxy.url))
+        it = iter(ds)
+        got = [next(it)]
+        deadline = time.monotonic() + 30
+        while proxy.ranged_gets < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert proxy.ranged_gets == 3  # part-0 (being read), part-1 and part-2 (one block each); part-3 not yet
+        got += list(it)
+        assert got == [r for records in files.values() for r in records]
+    finally:
+        proxy.stop()

@@ -283,6 +283,12 @@ class DatasetIterator:
             done += 1
         return done
 
+    reads_files = False  # whether it reads files: flat_map then opens the input after it ahead (open_ahead)
+
+    def open_ahead(self) -> None:
+        """Start opening the files this iterator reads before its first element is asked for (remote files: their
+        first requests in flight). ``flat_map`` calls it on the input after the one it reads."""
+
     # ------------------------------------------------------------------ checkpointing
 
     def get_state(self) -> dict[str, Any]:

@@ -126,6 +126,13 @@ class StatsIterator(DatasetIterator):
     def skip(self, n: int) -> int:
         return self._inner.skip(n)
 
+    @property
+    def reads_files(self) -> bool:  # type: ignore[override]
+        return self._inner.reads_files
+
+    def open_ahead(self) -> None:
+        self._inner.open_ahead()
+
     def _step_name(self) -> str:
         return self._inner._step_name()
 

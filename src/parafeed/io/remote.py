@@ -282,6 +282,12 @@ class RemoteFile:
             got += step
         return bytes(out[:got])
 
+    def prefetch(self) -> None:
+        """Put the requests of the blocks at the reading position in flight now, before the first read: its window,
+        at most half the read-ahead budget (``flat_map`` opens the two files after the one it reads this way)."""
+        if not self._closed and self._pos < self.size:
+            self._schedule(self._pos // self._block, min(self.window, max(1, self._most // 2)))
+
     def seek(self, offset: int, whence: int = 0) -> int:
         base = {0: 0, 1: self._pos, 2: self.size}[whence]
         self._pos = max(0, base + offset)
@@ -339,11 +345,12 @@ class RemoteFile:
         self._schedule(k + 1)
         return self._current[1]
 
-    def _schedule(self, k: int) -> None:
-        """Blocks ``k`` to ``k + window - 1`` in flight; blocks before ``k`` (a seek went past them) dropped."""
+    def _schedule(self, k: int, window: int | None = None) -> None:
+        """Blocks ``k`` to ``k + window - 1`` in flight (``self.window`` by default); blocks before ``k`` (a seek went
+        past them) dropped."""
         for j in [j for j in self._blocks if j < k or j >= k + self._most]:
             self._blocks.pop(j).cancel()
-        last = min(k + self.window, -(-self.size // self._block))
+        last = min(k + (window or self.window), -(-self.size // self._block))
         pool = io_pool()
         for j in range(k, last):
             if j not in self._blocks:

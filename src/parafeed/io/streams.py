@@ -50,6 +50,7 @@ class ByteStream:
         # a URL is opened at the first read: its first requests then wait on the thread that reads (a parallel
         # interleave's input thread), not on the one that built the reader
         self._opening: tuple | None = None
+        self._ahead: Any = None  # the open on the I/O threads that open_ahead started (a Future)
         self._file: RawFile | None = None
         if is_url(path):
             from parafeed.io.remote import settings
@@ -67,7 +68,19 @@ class ByteStream:
         if self._opening is not None:
             opening, self._opening = self._opening, None
             self._file = open_input(*opening)
+        elif self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            self._file = ahead.result()  # (the open's errors are raised here, at the first read, as without it)
         return self._file
+
+    def open_ahead(self) -> None:
+        """Open a URL on the I/O threads and put its first requests in flight, so that the first read finds its data
+        coming (``flat_map`` does this for the next file while it reads one); nothing for a local file."""
+        if self._opening is not None:
+            from parafeed.io.remote import io_pool
+
+            opening, self._opening = self._opening, None
+            self._ahead = io_pool().submit(_open_and_prefetch, opening)
 
     @property
     def size(self) -> int:
@@ -148,6 +161,17 @@ class ByteStream:
 
     def close(self) -> None:
         self._opening = None
+        if self._ahead is not None:  # (opened ahead, never read: closed once open)
+            ahead, self._ahead = self._ahead, None
+            ahead.add_done_callback(lambda f: f.exception() is None and f.result().close())
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _open_and_prefetch(opening: tuple) -> RawFile:
+    file = open_input(*opening)
+    prefetch = getattr(file, "prefetch", None)  # (a RemoteFile; the remote cache's copies are local files)
+    if prefetch is not None:
+        prefetch()
+    return file

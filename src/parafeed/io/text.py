@@ -27,6 +27,8 @@ _CSV_TYPES = {np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.float32), np.d
 class TextLineReader(DatasetIterator):
     """The lines of one text file as ``bytes``, without their line endings."""
 
+    reads_files = True
+
     def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE,
                  storage_options: dict | None = None):  # fmt: skip
         super().__init__()
@@ -67,6 +69,9 @@ class TextLineReader(DatasetIterator):
                 self._lines = iter([p[:-1] if p.endswith(b"\r") else p for p in parts])
                 return next(self._lines)
         raise StopIteration
+
+    def open_ahead(self) -> None:
+        self._stream.open_ahead()
 
     def close(self) -> None:
         self._stream.close()
@@ -139,6 +144,8 @@ def _column(i: int, item: Any) -> tuple[np.dtype, Any]:
 
 class CsvReader(DatasetIterator):
     """The records of one CSV file as tuples of NumPy scalars / bytes."""
+
+    reads_files = True
 
     def __init__(self, path: str, columns: CsvColumns, compression: str, buffer_size: int, header: bool,
                  use_quote_delim: bool, storage_options: dict | None = None) -> None:  # fmt: skip
@@ -213,6 +220,9 @@ class CsvReader(DatasetIterator):
             raise ParseError(
                 f"CsvDataset: {self._path}:{line}: field {i} is not a valid {dtype_name(dtype)}: {field!r}"
             ) from None
+
+    def open_ahead(self) -> None:
+        self._stream.open_ahead()
 
     def close(self) -> None:
         self._stream.close()

@@ -136,6 +136,8 @@ class TFRecordFileReader(DatasetIterator):
     length CRC (the framing is lost) to the next intact header within ``_RESYNC_WINDOW`` bytes, or else to the end.
     """
 
+    reads_files = True
+
     def __init__(self, path: str, compression: str = "", buffer_size: int = DEFAULT_BUFFER_SIZE, verify: bool = True,
                  storage_options: dict | None = None):  # fmt: skip
         super().__init__()
@@ -307,6 +309,9 @@ class TFRecordFileReader(DatasetIterator):
             copy.evict()
             message += f" (in the remote cache's copy {copy.name}, now removed: the next read fetches the file again)"
         return DataLossError(message)
+
+    def open_ahead(self) -> None:
+        self._source.open_ahead()
 
     def close(self) -> None:
         self._source.close()
