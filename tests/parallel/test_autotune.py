@@ -3,7 +3,14 @@
 import pytest
 
 from parafeed.core.iterator import RamBudget
-from parafeed.parallel.autotune import GAIN, WINDOW_SECONDS, ParallelismTuner, task_size
+from parafeed.parallel.autotune import (
+    GAIN,
+    POOL_WINDOW_SECONDS,
+    WINDOW_SECONDS,
+    ParallelismTuner,
+    PoolTuner,
+    task_size,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -70,3 +77,26 @@ def test_ram_budget_reserves_within_its_limit():
     assert budget.reserve(60) and not budget.reserve(1)
     budget.release(10**6)  # releasing more than held cannot go below zero
     assert budget.reserve(100)
+
+
+def pool_window(tuner, clock, workers, room, waited_share, busy_share):
+    """One POOL_WINDOW_SECONDS in which the trainer waited that share of the time and each worker was that busy."""
+    clock.now += POOL_WINDOW_SECONDS
+    tuner.record(waited_share * POOL_WINDOW_SECONDS, busy_share * workers * POOL_WINDOW_SECONDS)
+    return tuner.update(workers, room)
+
+
+def test_the_input_worker_pool_grows_while_the_trainer_waits_within_the_room_and_shrinks_when_idle():
+    clock = Clock()
+    tuner = PoolTuner(clock=clock)
+    assert tuner.update(2, 10) == 2  # (no full window yet)
+    assert pool_window(tuner, clock, 2, 10, waited_share=0.8, busy_share=1.0) == 4  # badly starved: doubled
+    assert pool_window(tuner, clock, 4, 1, waited_share=0.8, busy_share=1.0) == 5  # as far as the room goes
+    assert pool_window(tuner, clock, 5, 0, waited_share=0.8, busy_share=1.0) == 5  # no room: stays
+    assert pool_window(tuner, clock, 5, 5, waited_share=0.1, busy_share=1.0) == 6  # waiting a little: one more
+    assert pool_window(tuner, clock, 6, 5, waited_share=0.03, busy_share=1.0) == 6  # (under 5 %: enough)
+    assert pool_window(tuner, clock, 6, 5, waited_share=0.0, busy_share=0.3) == 6  # one idle window is not enough
+    assert pool_window(tuner, clock, 6, 5, waited_share=0.0, busy_share=0.3) == 5  # two: one fewer
+    assert pool_window(tuner, clock, 5, 5, waited_share=0.0, busy_share=0.8) == 5  # four would be too busy
+    assert pool_window(tuner, clock, 5, 5, waited_share=0.0, busy_share=0.8) == 5
+    assert pool_window(tuner, clock, 1, 5, waited_share=0.0, busy_share=0.0) == 1  # never under one

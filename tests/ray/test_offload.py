@@ -289,3 +289,31 @@ def test_close_mid_epoch_stops_the_work_in_flight_and_abandoned_epochs_give_thei
     got = [next(it).tolist()]
     assert [a._actor_id for a in it.actors] == actors  # (the pool kept warm between epochs)
     assert got + batches(it) == [list(range(i, i + 5)) for i in range(0, 40, 5)]
+
+
+def _workers_over_an_epoch(it, pause=0.0):
+    """The batches of the epoch and the worker counts seen after each one (the trainer takes ``pause`` s a batch)."""
+    got, counts = [], []
+    for batch in it:
+        got.append(tolist(batch))
+        counts.append(it.num_workers)
+        time.sleep(pause)
+    return got, counts
+
+
+def test_autotune_adds_workers_while_the_trainer_waits_and_removes_them_when_it_does_not(monkeypatch):
+    """workers=AUTOTUNE starts on 2 workers and re-sizes every window (0.5 s here, 2 s by default): a slow pipeline
+    and a fast trainer grow it (the cluster has 4 CPUs), a cheap one and a slow trainer shrink it to one; every
+    batch comes once, in the one-host order, across the re-sizes."""
+    from parafeed.parallel import autotune
+
+    monkeypatch.setattr(autotune, "POOL_WINDOW_SECONDS", 0.5)
+    wait_for_free_cpus(4)
+    got, counts = _workers_over_an_epoch(iter(pipeline(3000).offload()))
+    assert got == host_batches(3000)
+    assert counts[0] == 2 and max(counts) > 2, counts
+
+    cheap = pf.Dataset.range(400).batch(4).offload()
+    got, counts = _workers_over_an_epoch(iter(cheap), pause=0.03)
+    assert got == [list(range(i, i + 4)) for i in range(0, 400, 4)]
+    assert counts[0] == 2 and counts[-1] == 1, counts

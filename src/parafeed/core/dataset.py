@@ -554,10 +554,12 @@ class Dataset(DatasetSources):
         the same order as on one host, exactly once even when workers die (see ``docs/scale-out.md``).
 
         Args:
-            workers: input workers (Ray actors) to start; AUTOTUNE: as many as the cluster has free CPUs for.
-                ``iterator.resize(n)`` changes it while running.
+            workers: input workers (Ray actors) to run on; AUTOTUNE: 2 to start with, then more while the trainer
+                waits for blocks and fewer when it does not, within the cluster's free CPUs.
+                ``iterator.resize(n)`` sets it while running.
             cpus_per_worker: the CPUs each worker reserves in Ray (fractions allowed).
-            buffer: blocks each worker computes ahead of the trainer.
+            buffer: calls each worker has requested ahead of the trainer (a call carries as many blocks as take
+                about ten Ray round trips).
             block: elements of this pipeline in one worker's block (default: 1 when it ends in a batch, else 32).
 
         Example:

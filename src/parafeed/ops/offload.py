@@ -18,8 +18,12 @@ Guarantees:
   from the state after the trainer's current block and takes its share of the blocks after it.
 * **Checkpoints.** The iterator's state is the pipeline's state after the last block the trainer took, with the
   elements taken from the current one: it restores on any number of workers, or on one host.
-* **Backpressure.** Each worker computes at most ``buffer`` blocks ahead of the trainer; a replica that falls
-  behind slows only its own workers.
+* **Backpressure.** Each worker has at most ``buffer`` calls (each of as many blocks as take about ten Ray round
+  trips) requested ahead of the trainer; a replica that falls behind slows only its own workers.
+* **Closing.** ``close()`` (or an iterator dropped mid-epoch) cancels the calls in flight and interrupts the running
+  ones at their next element; the actors go back to the step's warm pool.
+* **AUTOTUNE.** ``workers=AUTOTUNE`` re-sizes the pool from the trainer's wait, as ``resize`` does (``PoolTuner``
+  in :mod:`parafeed.parallel.autotune`).
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ class _OffloadIterator(DatasetIterator):
     def __init__(self, node: OffloadDataset, workers: Any):
         super().__init__()
         self._workers = workers  # an InputWorkers
-        self._count = node.workers  # workers to start with (AUTOTUNE: as many as the cluster has room for)
+        self._count = node.workers  # workers to start with (AUTOTUNE: a few, then as the trainer's wait asks)
         self._started = False
         self._next_block = 0  # the next block to take
         self._block = -1  # the block being taken
@@ -146,6 +150,7 @@ class _OffloadIterator(DatasetIterator):
         """Go on with ``workers`` input workers from the next block (the cluster's room permitting); returns how
         many there are. Nothing is lost or repeated: every worker starts from the state after the current block."""
         self._count = positive_int("resize()", "workers", workers)
+        self._workers.tuner = None  # (the user's count from now on, not AUTOTUNE's)
         if self._closed:
             return 0
         self._start(self._count)

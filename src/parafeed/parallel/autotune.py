@@ -74,3 +74,45 @@ def task_size(seconds_per_element: float, target: float, limit: int = 256) -> in
     if seconds_per_element <= 0:
         return limit
     return max(1, min(limit, int(target / seconds_per_element)))
+
+
+POOL_WINDOW_SECONDS = 2.0  # a pool of input workers is re-sized at most this often (a resize drops blocks in flight)
+
+
+class PoolTuner:
+    """How many input workers ``offload(workers=AUTOTUNE)`` runs on, from the trainer's wait and the workers' busy
+    time (``clock`` gives seconds; tests pass their own).
+
+    Every window (``POOL_WINDOW_SECONDS``): a trainer that waited more than 5 % of the time gets one more worker (twice
+    as many when it waited more than half the time), as far as the cluster has room; a trainer that did not wait
+    (under 1 %) for two windows in a row, with workers busy little enough that one fewer would be under 70 % busy,
+    gets one fewer (its CPU goes back to the cluster).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._window_start = clock()
+        self._waited = 0.0
+        self._busy = 0.0
+        self._idle_windows = 0
+
+    def record(self, waited: float, busy: float) -> None:
+        """The trainer waited ``waited`` seconds for a call that kept a worker busy ``busy`` seconds."""
+        self._waited += waited
+        self._busy += busy
+
+    def update(self, workers: int, room: int) -> int:
+        """The number of workers to run on, given ``workers`` now and ``room`` for that many more in the cluster."""
+        now = self._clock()
+        span = now - self._window_start
+        if span < POOL_WINDOW_SECONDS:
+            return workers
+        starved, busy = self._waited / span, self._busy / (workers * span)
+        self._window_start, self._waited, self._busy = now, 0.0, 0.0
+        self._idle_windows = self._idle_windows + 1 if starved < 0.01 else 0
+        if starved > 0.05 and room > 0:
+            return workers + min(room, workers if starved > 0.5 else 1)
+        if self._idle_windows >= 2 and workers > 1 and busy * workers / (workers - 1) < 0.7:
+            self._idle_windows = 0
+            return workers - 1
+        return workers

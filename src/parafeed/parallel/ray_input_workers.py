@@ -26,6 +26,7 @@ from parafeed.core.iterator import RunContext
 from parafeed.core.stats import element_bytes
 from parafeed.errors import WorkerError
 from parafeed.parallel import ray_cluster
+from parafeed.parallel.autotune import PoolTuner
 from parafeed.parallel.executor import Outcome
 from parafeed.parallel.remote_errors import pack_error
 
@@ -36,6 +37,8 @@ Block = tuple[list[Outcome], dict[str, Any], bool]  # a block's outcomes, the st
 CALL_FACTOR = 10.0
 MAX_BLOCKS_PER_CALL = 256
 CALL_BYTES = 8 << 20
+
+AUTOTUNE_START = 2  # workers=AUTOTUNE starts on this many (or the cluster's room), then follows the trainer's wait
 
 _runs = itertools.count(1)  # a number for every start of the workers, naming the calls an interrupt stops
 
@@ -183,6 +186,7 @@ class InputWorkers:
         self._warned = False  # (running on fewer workers than asked is said once per run)
         self._longest_wait = 0.0  # the longest the trainer waited for a block that came: the hung-worker deadline
         self._number = 0  # the number of the last start (see InputWorker.interrupt)
+        self.tuner = PoolTuner() if step.workers == AUTOTUNE else None  # (None: the user's count, or resize()'s)
         self._per_call = 1  # blocks per call (see CALL_FACTOR)
         self._round_trip = 0.0  # seconds of an empty call to a worker, measured when they start
 
@@ -209,7 +213,7 @@ class InputWorkers:
             if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
                 ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
             room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
-            count = room if count == AUTOTUNE else min(count, room)
+            count = min(room, AUTOTUNE_START if count == AUTOTUNE else count)
             while len(pool.actors) > count:
                 pool.kill(pool.actors.pop())
             new = count - len(pool.actors)
@@ -264,6 +268,10 @@ class InputWorkers:
     def take(self, block: int, before: dict[str, Any] | None) -> tuple[list[Outcome], dict[str, Any], bool]:
         """Block ``block``'s outcomes, the pipeline's state after it, and whether the pipeline ended; ``before`` is
         the state before it, where the workers go on from if one dies and there is no room to replace it."""
+        if self.tuner is not None and self._pool is not None:
+            count = self.tuner.update(len(self._workers), self._pool.free())
+            if count != len(self._workers):
+                self.start(count, block, before)
         while True:
             worker = self._workers[(block - self._first) % len(self._workers)]
             if worker.ready:
@@ -282,7 +290,6 @@ class InputWorkers:
                 )
                 self._replace(worker, block, before)
                 continue
-            self._longest_wait = max(self._longest_wait, time.monotonic() - asked_at)
             try:
                 blocks, seconds = self._ray.get(ref)
             except Exception as err:
@@ -290,6 +297,10 @@ class InputWorkers:
                     raise WorkerError(f"offload(): input worker {worker.index} failed: {err}") from err
                 self._replace(worker, block, before)
                 continue
+            waited = time.monotonic() - asked_at
+            self._longest_wait = max(self._longest_wait, waited)
+            if self.tuner is not None:
+                self.tuner.record(waited, seconds)
             worker.state = blocks[-1][1]
             worker.ready.extend(blocks)
             self._size_calls(blocks, seconds)
