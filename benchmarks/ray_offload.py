@@ -19,7 +19,7 @@ tf.data service (a dispatcher and its workers, each a process of its own, so tha
 Tables (each written into docs/benchmarks.md, except by a ``--quick`` run: its sizes are too small to publish):
 
 1. per-element overhead: ``range -> map(x + 1) -> batch(256)`` on 2 input workers, elements/s (parafeed also with
-   ``block=16``: 16 batches per Ray call instead of one);
+   ``block=4``, ``16`` and ``64`` batches per block: the default, calls sized by time, against the best of them);
 2. a CPU-bound pure-Python function (~30 us per element) on 2 input workers, elements/s;
 3. scaling an I/O-like function (a 10 ms sleep per element) over 1, 2, 4, 8 input workers: elements/s and speed-up;
 4. the trainer's CPU time per batch (``time.process_time()`` of this process: every thread of it, Ray's driver and
@@ -73,7 +73,7 @@ SLEEP = 0.010  # the I/O-like function's wait per element
 FAULT_SLEEP = 0.001  # the per-element cost of the faults epoch
 SHAPE = (256, 64)  # the trainer-CPU workload's element: a float32 array of this shape
 OBJECT_STORE = 100 * 2**20
-BLOCK = 16  # R1: batches per parafeed block in the row that sets ``block=``
+BLOCKS = (4, 16, 64)  # R1: batches per parafeed block in the rows that set ``block=`` (the default's yardstick)
 PARAFEED, TF_SERVICE, RAY_DATA = "parafeed offload", "tf.data service", "Ray Data"
 RAY_DATA_WHY = ""  # why Ray Data cannot be measured ("" when it can)
 
@@ -462,15 +462,18 @@ def overhead(args, service: TfService) -> None:
     local = "parafeed, no offload (in the trainer)"
     fine_name = f"{TF_SERVICE}, range(n): one element per split (first {fine:,})"
     coarse_name = f"{TF_SERVICE}, splits of {batch}"
-    blocked = f"{PARAFEED}, block={BLOCK} (batches per block)"
+    blocked = {b: f"{PARAFEED}, block={b} (batches per block)" for b in BLOCKS}
     candidates = {
         local: parafeed_candidate(pf.Dataset.range(n).map(add_one).batch(batch), n, local),
         PARAFEED: parafeed_candidate(
             pf.Dataset.range(n).map(add_one).batch(batch).offload(workers=workers), n, PARAFEED
         ),
-        blocked: parafeed_candidate(
-            pf.Dataset.range(n).map(add_one).batch(batch).offload(workers=workers, block=BLOCK), n, blocked
-        ),
+        **{
+            name: parafeed_candidate(
+                pf.Dataset.range(n).map(add_one).batch(batch).offload(workers=workers, block=b), n, name
+            )
+            for b, name in blocked.items()
+        },
         coarse_name: tf_candidate(
             tf_pipeline(service.target, n, batch, lambda x: x + 1, split=batch), n, coarse_name, args.limit
         ),
@@ -479,10 +482,14 @@ def overhead(args, service: TfService) -> None:
     }
     rates = harness.run(present(candidates), runs=args.runs)
     sizes = {name: n for name in candidates} | {fine_name: fine}
+    best = max(blocked.values(), key=lambda name: statistics.median(rates[name]))
+    default_share = statistics.median(rates[PARAFEED]) / statistics.median(rates[best])
     title = f"R1 per-element overhead of input workers: range({n:,}) -> map(x + 1) -> batch({batch}), {workers} workers"
     note = (
         f"{workers} input workers each: parafeed's `offload(workers={workers})` (Ray actors; a block of one batch "
-        f"each by default; {BLOCK} with `block={BLOCK}`), {workers} tf.data service workers (processes; "
+        f"each by default, a call carrying as many blocks as take ten round trips; {', '.join(map(str, BLOCKS))} "
+        f"batches with `block=`: the default gave {default_share:.0%} of the best of them, {best!r}), "
+        f"{workers} tf.data service workers (processes; "
         "`map(lambda x: x + 1)` in-graph), Ray Data "
         f"`map_batches(..., compute=TaskPoolStrategy(size={workers}))` (vectorised: one NumPy add per batch) read "
         "through `streaming_split(1, equal=True)`. parafeed calls `x + 1` once per element. The tf.data service hands "

@@ -83,13 +83,13 @@ def pool_window(tuner, clock, workers, room, waited_share, busy_share):
     """One POOL_WINDOW_SECONDS in which the trainer waited that share of the time and each worker was that busy."""
     clock.now += POOL_WINDOW_SECONDS
     tuner.record(waited_share * POOL_WINDOW_SECONDS, busy_share * workers * POOL_WINDOW_SECONDS)
-    return tuner.update(workers, room)
+    return tuner.update(workers, lambda: room)
 
 
 def test_the_input_worker_pool_grows_while_the_trainer_waits_within_the_room_and_shrinks_when_idle():
     clock = Clock()
     tuner = PoolTuner(clock=clock)
-    assert tuner.update(2, 10) == 2  # (no full window yet)
+    assert tuner.update(2, lambda: 10) == 2  # (no full window yet)
     assert pool_window(tuner, clock, 2, 10, waited_share=0.8, busy_share=1.0) == 4  # badly starved: doubled
     assert pool_window(tuner, clock, 4, 1, waited_share=0.8, busy_share=1.0) == 5  # as far as the room goes
     assert pool_window(tuner, clock, 5, 0, waited_share=0.8, busy_share=1.0) == 5  # no room: stays

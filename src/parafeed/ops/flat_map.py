@@ -1,9 +1,9 @@
 """``flat_map``'s iterator: an interleave with ``cycle_length=1``, the mapped datasets one after another.
 
-When the inputs read files (their iterators' ``reads_files``), the input after the current one is opened while
-the current one is read, and its first requests are put in flight: a remote file's latency is then not paid between
-files. The function is called for that input at that time (one input early), never for inputs whose datasets do not
-read files.
+When the inputs read files (their iterators' ``reads_files``), the ``FILES_AHEAD`` inputs after the current one are
+opened while the current one is read, and their first requests put in flight: a remote file's latency is then not
+paid between files. The function is called for those inputs at that time (one or two inputs early), never for inputs
+whose datasets do not read files.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from parafeed.ops.interleave import InterleaveDataset
 
 FILES_AHEAD = 2  # inputs opened ahead when they read files (each remote file takes up to half the read-ahead)
-_END = object()  # the input after the current one: there is none
+_END = object()  # (opened ahead) the end of the inputs
 
 
 class FlatMapIterator(DatasetIterator):

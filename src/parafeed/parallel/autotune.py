@@ -101,8 +101,9 @@ class PoolTuner:
         self._waited += waited
         self._busy += busy
 
-    def update(self, workers: int, room: int) -> int:
-        """The number of workers to run on, given ``workers`` now and ``room`` for that many more in the cluster."""
+    def update(self, workers: int, room: Callable[[], int]) -> int:
+        """The number of workers to run on, given ``workers`` now and ``room()`` for that many more in the cluster
+        (asked only at the end of a window)."""
         now = self._clock()
         span = now - self._window_start
         if span < POOL_WINDOW_SECONDS:
@@ -110,8 +111,9 @@ class PoolTuner:
         starved, busy = self._waited / span, self._busy / (workers * span)
         self._window_start, self._waited, self._busy = now, 0.0, 0.0
         self._idle_windows = self._idle_windows + 1 if starved < 0.01 else 0
-        if starved > 0.05 and room > 0:
-            return workers + min(room, workers if starved > 0.5 else 1)
+        more = room() if starved > 0.05 else 0
+        if more > 0:
+            return workers + min(more, workers if starved > 0.5 else 1)
         if self._idle_windows >= 2 and workers > 1 and busy * workers / (workers - 1) < 0.7:
             self._idle_windows = 0
             return workers - 1

@@ -251,7 +251,7 @@ class InputWorkers:
         self._first = first
         self._workers = [_Worker(a, k, state) for k, a in enumerate(pool.actors)]
         if not self._round_trip:
-            self._round_trip = min(self._time_call(pool.actors[0]) for _ in range(3))
+            self._round_trip = self._round_trip_to(pool.actors[0])
         for worker in self._workers:
             self._request(worker)
 
@@ -269,7 +269,7 @@ class InputWorkers:
         """Block ``block``'s outcomes, the pipeline's state after it, and whether the pipeline ended; ``before`` is
         the state before it, where the workers go on from if one dies and there is no room to replace it."""
         if self.tuner is not None and self._pool is not None:
-            count = self.tuner.update(len(self._workers), self._pool.free())
+            count = self.tuner.update(len(self._workers), self._pool.free)
             if count != len(self._workers):
                 self.start(count, block, before)
         while True:
@@ -312,10 +312,22 @@ class InputWorkers:
         wanted = CALL_FACTOR * self._round_trip * len(blocks) / max(seconds, 1e-6)
         self._per_call = max(1, min(most, math.ceil(wanted)))
 
-    def _time_call(self, actor: Any) -> float:
-        began = time.perf_counter()
-        self._ray.get(actor.where.remote(), timeout=ray_cluster.HUNG_SECONDS)
-        return time.perf_counter() - began
+    def _round_trip_to(self, actor: Any) -> float:
+        """The shortest of three empty calls' round trips to ``actor``; 0.0 when it does not answer (it is replaced
+        in ``take``, and the round trip measured at the next start)."""
+        times = []
+        for _ in range(3):
+            began = time.perf_counter()
+            try:
+                self._ray.get(actor.where.remote(), timeout=ray_cluster.HUNG_SECONDS)
+            except Exception as err:
+                if isinstance(err, self._ray.exceptions.GetTimeoutError) or ray_cluster.is_actor_failure(
+                    self._ray, err
+                ):
+                    return 0.0
+                raise
+            times.append(time.perf_counter() - began)
+        return min(times)
 
     def _request(self, worker: _Worker) -> None:
         while len(worker.calls) < self._buffer:
