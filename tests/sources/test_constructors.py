@@ -154,3 +154,15 @@ def test_from_tensor_slices_of_datasets_and_refused_inputs():
     assert [int(x) for x in ds.flat_map(lambda d: d)] == [0, 1, 0, 1, 2]
     with pytest.raises(InvalidArgumentError, match="no components"):
         pf.Dataset.from_tensors(())
+
+
+@pytest.mark.parametrize("args", [(0, 10), (3, 20, 3), (10, 0, -2), (0, 0), (5, 6)])
+def test_range_skips_by_arithmetic_from_any_position(args):
+    expected = list(range(*args))
+    for taken in range(len(expected) + 1):
+        for n in range(len(expected) + 2):
+            it = iter(pf.Dataset.range(*args))
+            first = [int(next(it)) for _ in range(taken)]
+            skipped = it.skip(n)
+            assert skipped == min(n, len(expected) - taken)
+            assert first + [int(x) for x in it] == expected[:taken] + expected[taken + skipped :]

@@ -34,7 +34,7 @@ Block = tuple[list[Outcome], dict[str, Any], bool]  # a block's outcomes, the st
 
 # Blocks per call: a call carries as many of a worker's blocks as make it take CALL_FACTOR times the round trip of an
 # empty call (measured when the workers start), at most MAX_BLOCKS_PER_CALL and CALL_BYTES of elements.
-CALL_FACTOR = 10.0
+CALL_FACTOR = 30.0
 MAX_BLOCKS_PER_CALL = 256
 CALL_BYTES = 8 << 20
 

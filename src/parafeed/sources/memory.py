@@ -279,9 +279,18 @@ class _RangeIterator(DatasetIterator):
         self._chunk_size = n
         return next(self._chunk)
 
-    def _get_state(self) -> dict:
+    def _position(self) -> int:
         left = self._chunk.__length_hint__()  # elements of the current chunk not yet returned
-        return {"index": self._index + self._chunk_size - left}
+        return self._index + self._chunk_size - left
+
+    def skip(self, n: int) -> int:
+        at = self._position()
+        done = max(0, min(n, _range_len(self._start, self._stop, self._step) - at))
+        self._seek(at + done)
+        return done
+
+    def _get_state(self) -> dict:
+        return {"index": self._position()}
 
     def _set_state(self, state: dict) -> None:
         self._seek(int(state["index"]))
