@@ -487,7 +487,7 @@ def overhead(args, service: TfService) -> None:
     title = f"R1 per-element overhead of input workers: range({n:,}) -> map(x + 1) -> batch({batch}), {workers} workers"
     note = (
         f"{workers} input workers each: parafeed's `offload(workers={workers})` (Ray actors; a block of one batch "
-        f"each by default, a call carrying as many blocks as take ten round trips; {', '.join(map(str, BLOCKS))} "
+        f"each by default, a call carrying as many blocks as take 30 round trips; {', '.join(map(str, BLOCKS))} "
         f"batches with `block=`: the default gave {default_share:.0%} of the best of them, {best!r}), "
         f"{workers} tf.data service workers (processes; "
         "`map(lambda x: x + 1)` in-graph), Ray Data "

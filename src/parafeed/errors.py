@@ -47,7 +47,7 @@ class PermissionDeniedError(ParafeedError, PermissionError):
 
 
 class UnavailableError(ParafeedError, OSError):
-    """A remote file could not be read, after retrying (tf.errors.UnavailableError)."""
+    """A service could not be reached: a remote file after retrying, the other replicas (tf.errors.UnavailableError)."""
 
 
 class WorkerError(ParafeedError, RuntimeError):

@@ -71,8 +71,8 @@ def test_unknown_counts_need_steps_and_count_batches_gives_them():
     def make(n, r):
         return pf.Dataset.range(30).distribute(n, r).filter(lambda x: x % 3 != 0 or x > 20).batch(4)
 
-    with pytest.raises(InvalidArgumentError, match=r"steps=.*count_batches"):
-        make(2, 0).equal_steps()
+    with pytest.raises(InvalidArgumentError, match=r"torch.distributed.*steps=.*count_batches"):
+        next(iter(make(2, 0).equal_steps()))  # (without a process group to agree through)
     counts = pf.distribute.count_batches(make, 2)
     assert counts == [sum(1 for _ in make(2, r)) for r in range(2)]
     steps = max(counts)

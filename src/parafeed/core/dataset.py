@@ -559,7 +559,7 @@ class Dataset(DatasetSources):
                 ``iterator.resize(n)`` sets it while running.
             cpus_per_worker: the CPUs each worker reserves in Ray (fractions allowed).
             buffer: calls each worker has requested ahead of the trainer (a call carries as many blocks as take
-                about ten Ray round trips).
+                about 30 Ray round trips).
             block: elements of this pipeline in one worker's block (default: 1 when it ends in a batch, else 32).
 
         Example:

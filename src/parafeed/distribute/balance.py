@@ -20,12 +20,13 @@ from typing import Any, cast
 import numpy as np
 
 from parafeed.core import graph
-from parafeed.core.dataset import INFINITE, Dataset
+from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.core.graph import BATCHING
 from parafeed.core.iterator import DatasetIterator, build_in, current_scope
 from parafeed.core.positions import position, snapshot
+from parafeed.distribute.weights import weighted, with_weights
 from parafeed.errors import InvalidArgumentError
-from parafeed.values.structure import TensorSpec, flatten, is_nested, map_structure
+from parafeed.values.structure import TensorSpec, map_structure
 
 EQUAL_STEPS_POLICIES = ("pad", "drop", "repeat")
 
@@ -63,17 +64,23 @@ class EqualStepsDataset(Dataset):
             raise InvalidArgumentError(f"equal_steps(): `policy` must be one of {EQUAL_STEPS_POLICIES}, got {policy!r}")
         self._policy = policy
         counts = parent._replica_counts()
+        # counts not known before the epoch: the replicas agree step by step (distribute/agreed_steps.py)
+        self._replica: tuple[int, int] | None = None
         if steps is None and counts is None:
-            raise InvalidArgumentError(
-                "equal_steps(): the number of batches of every replica is not known here (a step such as "
-                "filter, interleave or group_by_window changes counts in ways only a full pass reveals). Pass "
-                "`steps=` (the same on every replica), e.g. max(pf.distribute.count_batches(make_pipeline, "
-                "num_replicas)) for policy 'pad' or 'repeat', min(...) for 'drop'."
-            )
+            plans = [node.plan for node in graph.find(parent, lambda n: hasattr(getattr(n, "plan", None), "policy"))]
+            if not plans:
+                raise InvalidArgumentError(
+                    "equal_steps(): the number of batches is not known here (a step such as filter, interleave or "
+                    "group_by_window changes counts in ways only a full pass reveals) and the pipeline has no "
+                    "distribute() step to say which replica it is. Split it with distribute(), or pass `steps=` "
+                    "(the same on every replica), e.g. max(pf.distribute.count_batches(make_pipeline, "
+                    "num_replicas)) for policy 'pad' or 'repeat', min(...) for 'drop'."
+                )
+            self._replica = (plans[0].replica_id, plans[0].num_replicas)
         if steps is not None and (not isinstance(steps, int) or steps < 0):
             raise InvalidArgumentError(f"equal_steps(): `steps` must be an int >= 0, got {steps!r}")
         self._given_steps = steps
-        self._steps = self._steps_from(counts, 0)
+        self._steps = UNKNOWN if self._replica is not None else self._steps_from(counts, 0)
         self._num_replicas = len(counts) if counts is not None else None
         batching = graph.batching_step(parent)
         self.batch_size = batching.batch_size if batching is not None else None
@@ -85,6 +92,13 @@ class EqualStepsDataset(Dataset):
         return min(known) if self._policy == "drop" else max(known)
 
     def _make_iterator(self) -> DatasetIterator:
+        if self._replica is not None:
+            from parafeed.distribute.agreed_steps import AgreedStepsIterator, zeros_of
+            from parafeed.distribute.agreement import agreement_for
+
+            agreement = agreement_for(*self._replica)
+            zeros = zeros_of(self._parents[0].element_spec, "equal_steps(policy='pad')")
+            return AgreedStepsIterator(self._parents[0], self._policy, self.batch_size or 0, agreement, zeros)
         steps, run = self._steps, current_scope().run
         if run is not None and run.start and current_scope().top_level:  # the rest of an epoch, on other replicas
             steps = self._steps_from(self._parents[0]._replica_counts(run.start), run.resumed.steps)
@@ -125,34 +139,6 @@ def count_batches(make_pipeline: Callable[[int, int], Dataset], num_replicas: in
     return counts
 
 
-def with_weights(element: Any, weights: Any) -> Any:
-    """The element with its sample weights added: last in a tuple, ``"sample_weight"`` in a dict."""
-    if type(element) is tuple:
-        return (*element, weights)
-    if isinstance(element, dict):
-        return {**element, "sample_weight": weights}
-    return (element, weights)
-
-
-def _rows(element: Any) -> int:
-    leaves = flatten(element)
-    if not leaves or not all(isinstance(x, np.ndarray) and x.ndim for x in leaves):
-        raise InvalidArgumentError(
-            "equal_steps(policy='pad'): elements must be batches (arrays with a batch dimension)"
-        )
-    return leaves[0].shape[0]
-
-
-def _take_rows(element: Any, index: np.ndarray) -> Any:
-    return map_structure(lambda leaf: leaf[index], element) if is_nested(element) else element[index]
-
-
-def _pad_rows(x: Any, size: int) -> Any:
-    """A batch of ``size`` rows: ``x`` with its own rows repeated."""
-    rows = _rows(x)
-    return x if rows >= size else _take_rows(x, np.arange(size) % rows)
-
-
 class _EqualStepsIterator(DatasetIterator):
     def __init__(self, dataset: Dataset, steps: int, policy: str, batch_size: int):
         super().__init__()
@@ -176,14 +162,9 @@ class _EqualStepsIterator(DatasetIterator):
             return x
         if x is None:  # this replica has run out: a batch of its last rows, all of weight 0
             return with_weights(self._last[0], np.zeros(self._batch_size, np.float32))
-        rows = _rows(x)
-        self._batch_size = max(self._batch_size, rows)
-        weights = np.ones(self._batch_size, np.float32)
-        if rows < self._batch_size:  # a short last batch: filled up with its own rows, of weight 0
-            x = _pad_rows(x, self._batch_size)
-            weights[rows:] = 0.0
-        self._last = (x,)
-        return with_weights(x, weights)
+        out, self._batch_size, filled = weighted(x, self._batch_size)
+        self._last = (filled,)
+        return out
 
     def _pull(self) -> Any:
         """The next input batch; for ``repeat`` a new pass when the input ends; None when ``pad`` runs out."""
@@ -232,7 +213,7 @@ class _EqualStepsIterator(DatasetIterator):
             it = build_in(self._scope, self._dataset, self._passes or None)
             try:
                 it.set_state(state["last"])
-                self._last, self._at = (_pad_rows(next(it), self._batch_size),), (state["last"], None)
+                self._last, self._at = (weighted(next(it), self._batch_size)[2],), (state["last"], None)
             finally:
                 it.close()
         if state["current"] is not None:

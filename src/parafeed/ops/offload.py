@@ -18,7 +18,7 @@ Guarantees:
   from the state after the trainer's current block and takes its share of the blocks after it.
 * **Checkpoints.** The iterator's state is the pipeline's state after the last block the trainer took, with the
   elements taken from the current one: it restores on any number of workers, or on one host.
-* **Backpressure.** Each worker has at most ``buffer`` calls (each of as many blocks as take about ten Ray round
+* **Backpressure.** Each worker has at most ``buffer`` calls (each of as many blocks as take about 30 Ray round
   trips) requested ahead of the trainer; a replica that falls behind slows only its own workers.
 * **Closing.** ``close()`` (or an iterator dropped mid-epoch) cancels the calls in flight and interrupts the running
   ones at their next element; the actors go back to the step's warm pool.
