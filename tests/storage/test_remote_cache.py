@@ -201,3 +201,26 @@ def test_processes_share_one_cache_and_a_killed_one_leaves_no_entry(s3, tmp_path
     entries, parts = _listing(tmp_path / "cache")
     assert len(entries) == 2 and parts == []  # the dead reader's part removed when room was made
     assert _reader(s3.url, tmp_path / "cache", urls).communicate(timeout=120)[0].strip() == expected
+
+
+def test_a_part_finished_while_room_is_made_for_another_is_not_an_error(tmp_path, monkeypatch):
+    """Parts become entries outside the cache's lock: one renamed between the listing and its stat is skipped, not
+    taken for a broken disk (which would read the new file without the cache)."""
+    import contextlib
+
+    from parafeed.io import remote_cache
+
+    cache = remote_cache.RemoteCache(tmp_path, 1 << 20)
+    finished = tmp_path / f"other{remote_cache._PART}{os.getpid()}-1"
+    finished.write_bytes(b"0" * 10)
+    listing = os.scandir
+
+    def scandir(path):
+        entries = list(listing(path))
+        finished.rename(tmp_path / "other")  # (another thread finishes its part)
+        return contextlib.nullcontext(entries)
+
+    monkeypatch.setattr(remote_cache.os, "scandir", scandir)
+    part = cache.reserve("s3://bucket/new", {"size": 5}, 4)
+    assert part is not None
+    part.abandon()

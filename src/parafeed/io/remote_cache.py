@@ -119,7 +119,10 @@ class RemoteCache:
             for item in listing:
                 if item.name == _LOCK or not item.is_file(follow_symlinks=False):
                     continue
-                st = item.stat(follow_symlinks=False)
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except FileNotFoundError:  # (a part another thread finished since the listing)
+                    continue
                 if _PART in item.name:
                     if not _alive(int(item.name.rsplit(_PART, 1)[1].split("-")[0])):
                         _remove(item.path)
