@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from parafeed.core import graph
-from parafeed.core.iterator import current_options
+from parafeed.core.iterator import Scope, build_in, current_options
 from parafeed.errors import StateError
 
 if TYPE_CHECKING:
@@ -40,6 +40,16 @@ def seek(it: Any, pos: dict[str, Any]) -> None:
     skip = int(pos["skip"])
     if skip and it.skip(skip) != skip:
         raise StateError(f"set_state(): the input ended before the saved position ({skip} elements past a state)")
+
+
+def element_at(scope: Scope, dataset: Dataset, state: dict[str, Any], epoch: int | None = None) -> Any:
+    """The element of ``dataset`` (pass ``epoch`` of a repeat) at a saved position: read again by a new iterator."""
+    it = build_in(scope, dataset, epoch)
+    try:
+        it.set_state(state)
+        return next(it)
+    finally:
+        it.close()
 
 
 def snapshot(it: Any) -> tuple[dict[str, Any] | None, BaseException | None]:

@@ -19,7 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from parafeed.core.iterator import DatasetIterator, build_in, current_scope
-from parafeed.core.positions import position, snapshot
+from parafeed.core.positions import element_at, position, snapshot
 from parafeed.distribute.agreement import Agreement
 from parafeed.distribute.weights import weighted, with_weights
 from parafeed.errors import InvalidArgumentError
@@ -113,13 +113,9 @@ class AgreedStepsIterator(DatasetIterator):
         self._passes, self._batch_size = int(state["passes"]), int(state["batch_size"])
         self._ballot = self._next = None
         if state["last"] is not None:  # the last real batch, read again: a replica that runs out pads with it
-            it = build_in(self._scope, self._dataset)
-            try:
-                it.set_state(state["last"])
-                _, self._batch_size, self._last = weighted(next(it), self._batch_size)
-                self._last_at = (state["last"], None)
-            finally:
-                it.close()
+            last = element_at(self._scope, self._dataset, state["last"])
+            _, self._batch_size, self._last = weighted(last, self._batch_size)
+            self._last_at = (state["last"], None)
         if state["at"] is not None:
             self._it = build_in(self._scope, self._dataset, self._passes or None)
             self._it.set_state(state["at"])

@@ -23,7 +23,7 @@ from parafeed.core import graph
 from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.core.graph import BATCHING
 from parafeed.core.iterator import DatasetIterator, build_in, current_scope
-from parafeed.core.positions import position, snapshot
+from parafeed.core.positions import element_at, position, snapshot
 from parafeed.distribute.weights import weighted, with_weights
 from parafeed.errors import InvalidArgumentError
 from parafeed.values.structure import TensorSpec, map_structure
@@ -210,12 +210,8 @@ class _EqualStepsIterator(DatasetIterator):
         self._left, self._batch_size = int(state["left"]), int(state["batch_size"])
         self._passes = int(state["passes"])
         if state["last"] is not None:  # read the last batch again: a replica that ran out pads with its rows
-            it = build_in(self._scope, self._dataset, self._passes or None)
-            try:
-                it.set_state(state["last"])
-                self._last, self._at = (weighted(next(it), self._batch_size)[2],), (state["last"], None)
-            finally:
-                it.close()
+            last = element_at(self._scope, self._dataset, state["last"], self._passes or None)
+            self._last, self._at = (weighted(last, self._batch_size)[2],), (state["last"], None)
         if state["current"] is not None:
             self._it = build_in(self._scope, self._dataset, self._passes or None)
             self._it.set_state(state["current"])

@@ -19,6 +19,7 @@ from parafeed.errors import InvalidArgumentError, WorkerError
 ACTOR_WAIT_SECONDS = 120.0  # how long a new actor may wait for a CPU before the step gives up on it
 RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
 START_GRACE_SECONDS = 5.0  # once some actors of a launch run, how long the others may stay unplaced on a full cluster
+# (or twice the longest start seen in this process, up to 30 s: a loaded machine starts actor processes slowly)
 # An actor is hung (neither answering nor dead) when a call takes HUNG_FACTOR times the longest one so far, and at
 # least HUNG_SECONDS (the first calls include the pipeline's start on the actor): it is then replaced like a dead one.
 HUNG_FACTOR = 10.0
@@ -99,25 +100,33 @@ def hung_rule() -> str:
     return f"{HUNG_FACTOR:g} times the longest call so far, at least {HUNG_SECONDS:g} s"
 
 
+_slowest_start = 0.0  # the longest an actor call of a launch took to finish, in this process
+
+
 def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str) -> list[int]:
     """The indices of the actor calls in ``starts`` (one per new or reused actor) that finished, waiting at most
-    ``ACTOR_WAIT_SECONDS`` for the first and, once some have, ``START_GRACE_SECONDS`` more for the others while the
-    cluster has no CPU free for them (they would wait for a CPU another job holds). Errors of the calls are raised
-    (``ray.get``); no call finished in time: :class:`WorkerError`. The caller kills the actors left out."""
+    ``ACTOR_WAIT_SECONDS`` for the first and, once some have, ``START_GRACE_SECONDS`` (or twice the slowest start seen
+    so far, up to 30 s) more for the others while the cluster has no CPU free for them (they would wait for a CPU
+    another job holds). Errors of the calls are raised (``ray.get``); no call finished in time: :class:`WorkerError`.
+    The caller kills the actors left out."""
+    global _slowest_start
     index = {ref: k for k, ref in enumerate(starts)}
     pending, done = list(starts), []
-    deadline = time.monotonic() + ACTOR_WAIT_SECONDS
+    began = time.monotonic()
+    deadline = began + ACTOR_WAIT_SECONDS
     stuck_since: float | None = None
     while pending:
         ready, pending = ray.wait(pending, num_returns=len(pending), timeout=RELEASE_SECONDS)
         ray.get(ready)  # (raises the calls' errors)
         done += [index[r] for r in ready]
         now = time.monotonic()
+        if ready:
+            _slowest_start = max(_slowest_start, now - began)
         if not pending:
             break
         full = cpus(ray)[1] < cpus_per_actor
         stuck_since = (stuck_since or now) if done and full else None
-        if stuck_since is not None and now - stuck_since > START_GRACE_SECONDS:
+        if stuck_since is not None and now - stuck_since > max(START_GRACE_SECONDS, min(2 * _slowest_start, 30.0)):
             break
         if now > deadline:
             if done:

@@ -93,6 +93,9 @@ class RayExecutor:
         self._load: collections.Counter[int] = collections.Counter()  # id(actor) -> chunks outstanding
         self._sent: dict[Any, float] = {}  # ObjectRef -> when it was sent (a call that never comes back: a hung actor)
         self._longest = 0.0  # the longest a call took so far
+        self._answered: set[int] = (
+            set()
+        )  # id() of the actors that answered a call (a new one's first includes its start)
         ray_cluster.wait_for_room(lambda: pool.grow(workers), "map()")
         self._receiver = threading.Thread(target=self._receive, name="parafeed-ray-receiver", daemon=True)
         self._receiver.start()
@@ -136,21 +139,29 @@ class RayExecutor:
                 with self._lock:
                     seq, _, actor = self._calls.pop(ref)
                     self._load[id(actor)] -= 1
-                    self._longest = max(self._longest, time.monotonic() - self._sent.pop(ref))
+                    took = time.monotonic() - self._sent.pop(ref)
+                    if id(actor) in self._answered:
+                        self._longest = max(self._longest, took)
+                    self._answered.add(id(actor))
                 self._results.put((seq, [(ok, v if ok else _unpack(v)) for ok, v in outcomes], seconds))
                 del outcomes
 
     def _check_hung(self) -> bool:
-        """The oldest call's actor, when the call is older than the hung-actor deadline, is killed and its calls run
-        elsewhere (as a dead one's); False when nothing can run them."""
+        """The actor of a call older than the hung-actor deadline (more for an actor that never answered yet) is
+        killed and its calls run elsewhere (as a dead one's); False when nothing can run them."""
         with self._lock:
-            if not self._sent:
+            now, hung = time.monotonic(), None
+            for ref, sent in self._sent.items():
+                actor = self._calls[ref][2]
+                deadline = ray_cluster.hung_after(self._longest)
+                if id(actor) not in self._answered:  # (a new actor's process starts first: a loaded host is slow)
+                    deadline += ray_cluster.ACTOR_WAIT_SECONDS
+                if now - sent > deadline:
+                    hung = ref
+                    break
+            if hung is None:
                 return True
-            ref, sent = min(self._sent.items(), key=lambda item: item[1])
-            deadline = ray_cluster.hung_after(self._longest)
-            if time.monotonic() - sent <= deadline:
-                return True
-            actor = self._calls[ref][2]
+            ref = hung
         warnings.warn(
             f"map(): a Ray actor gave no result in {deadline:.0f} s ({ray_cluster.hung_rule()}); its chunks run again "
             "on the others",

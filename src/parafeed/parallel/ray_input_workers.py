@@ -157,6 +157,7 @@ class _Worker:
         self.state = state
         self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its calls (each some blocks)
         self.ready: collections.deque[Block] = collections.deque()  # blocks received, not yet taken
+        self.fresh = False  # a replacement whose first call has not come back: it includes the actor's start
 
 
 class InputWorkers:
@@ -210,7 +211,7 @@ class InputWorkers:
         pool = self._pool
         with ray_cluster.launch_lock:  # (another replica's launch counts the CPUs after this one's took theirs)
             asked = count
-            if len(pool.actors) + pool.free() < (1 if count == AUTOTUNE else count):
+            if len(pool.actors) + pool.free() < (AUTOTUNE_START if count == AUTOTUNE else count):
                 ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
             room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
             count = min(room, AUTOTUNE_START if count == AUTOTUNE else count)
@@ -279,6 +280,8 @@ class InputWorkers:
             ref = worker.calls.popleft()
             self._request(worker)
             deadline = ray_cluster.hung_after(self._longest_wait)
+            if worker.fresh:  # (a new actor's process and pipeline start first: a loaded host may take long)
+                deadline += ray_cluster.ACTOR_WAIT_SECONDS
             asked_at = time.monotonic()
             ready, _ = self._ray.wait([ref], timeout=deadline)
             if not ready:  # neither an answer nor a death: a hung worker is replaced like a dead one
@@ -298,7 +301,10 @@ class InputWorkers:
                 self._replace(worker, block, before)
                 continue
             waited = time.monotonic() - asked_at
-            self._longest_wait = max(self._longest_wait, waited)
+            if worker.fresh:
+                worker.fresh = False
+            else:
+                self._longest_wait = max(self._longest_wait, waited)
             if self.tuner is not None:
                 self.tuner.record(waited, seconds)
             worker.state = blocks[-1][1]
@@ -348,7 +354,7 @@ class InputWorkers:
             return
         actor = pool.new_actor()
         pool.actors[pool.actors.index(worker.actor)] = actor
-        worker.actor, worker.calls = actor, collections.deque()
+        worker.actor, worker.calls, worker.fresh = actor, collections.deque(), True
         actor.start.remote(self._run, (len(self._workers), worker.index, self._first), worker.state, self._number)
         self._request(worker)
 
