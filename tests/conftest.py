@@ -19,6 +19,7 @@ XDIST_GROUPS = {
     "tests/storage/": "storage",  # one S3 server (tests/storage/conftest.py)
     # one two-worker TensorFlow job runs both policies (tests/adapters/test_tf.py::multi_worker_results)
     "tests/adapters/test_tf.py::test_keras_fit_under_multi_worker_mirrored_strategy": "tf-multi-worker",
+    "tests/adapters/test_tf_resume.py::": "tf-multi-worker",  # (MWMS jobs one at a time on 2 cores)
 }
 
 # Handed out first with pytest-xdist: the longest tests (end-to-end jobs in subprocesses, the soak), so that the run
@@ -28,6 +29,8 @@ LONG_TESTS = (
     "tests/tools/test_demo.py::",
     "tests/adapters/test_tf.py::test_keras_fit_under_mirrored_strategy",
     "tests/adapters/test_torch.py::test_ddp_",
+    "tests/adapters/test_torchrun.py::",
+    "tests/adapters/test_tf_resume.py::",
     "tests/reliability/test_fuzz.py::test_short_fuzz_run",
     "tests/reliability/test_soak.py::",
 )

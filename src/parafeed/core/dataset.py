@@ -144,7 +144,7 @@ class Dataset(DatasetSources):
         """A source's element count when it can be known by reading file indexes (see :func:`graph.count`)."""
         return self._cardinality()
 
-    def _replica_counts(self, start: int = 0) -> list[int] | None:
+    def _replica_counts(self, start: Any = 0) -> list[int] | None:
         """How many elements every replica's pipeline yields here, when a replica split upstream makes that known
         (see ``distribute``), for a pass beginning ``start`` samples into the global order; None when a step such as
         ``filter`` makes it unknowable."""
@@ -739,7 +739,9 @@ def start_run(context: RunContext) -> DatasetIterator:
     return it
 
 
-def iterate(dataset: Dataset, run: dict[str, Any] | None = None, resumed: ResumePoint | None = None) -> DatasetIterator:
+def iterate(
+    dataset: Dataset, run: dict[str, Any] | None = None, resumed: ResumePoint | None = None, tracking: Any = None
+) -> DatasetIterator:
     """Start a run of ``dataset``: what ``iter(dataset)`` does, and what checkpoints and adapters call to start
     one as another run would have.
 
@@ -747,8 +749,9 @@ def iterate(dataset: Dataset, run: dict[str, Any] | None = None, resumed: Resume
         run: a run's state (``{"iteration", "seeds"}``, the ``"run"`` entry of a root state): start as that run
             did, rather than as the next iteration of ``dataset``.
         resumed: where this pass begins in its epoch (see :mod:`parafeed.checkpoint`).
+        tracking: a :class:`parafeed.core.positions.Consumption` to record into (an elastic resume).
     """
-    context = RunContext(dataset, dataset.options(), resumed=resumed or ResumePoint())
+    context = RunContext(dataset, dataset.options(), resumed=resumed or ResumePoint(), tracking=tracking)
     if run is None:
         context.counter = dataset._iterations
         context.iteration = context.counter.take()

@@ -116,7 +116,7 @@ def static_shapes(node: Dataset) -> bool:
     return node._static_shapes()
 
 
-def replica_counts(node: Dataset, start: int = 0) -> list[int] | None:
+def replica_counts(node: Dataset, start: Any = 0) -> list[int] | None:
     """How many elements every replica's pipeline yields at ``node`` when a ``distribute`` split upstream makes that
     known, for a pass that begins ``start`` samples into the global order; None when unknowable (after a ``filter``).
     """

@@ -71,13 +71,21 @@ class RamBudget:
 
 @dataclass(frozen=True)
 class ResumePoint:
-    """Where a resumed pass begins in its epoch: the samples of the global order and the training steps taken
-    before it. ``elastic``: the replica split itself begins there (a resume on another number of replicas); else a
-    restored state positions every step and this only keeps the count."""
+    """Where a resumed iterator begins in its epoch: the samples of the global order and the training steps taken
+    before it (counters for ``pf.distribute.save_state``), and how its pass's replica split was dealt: from the start,
+    ``start`` samples into the global order, or the ids ``rest`` (an epoch's rest resumed on another number of
+    replicas, which began after ``begun`` training steps)."""
 
     samples: int = 0
     steps: int = 0
-    elastic: bool = False
+    start: int = 0
+    rest: Any = None  # an int array: the ids of the epoch's rest, dealt by the split (pf.distribute.resume)
+    begun: int = 0
+
+    @property
+    def elastic(self) -> bool:
+        """Whether the pass's split is not the epoch's own (it begins at ``start`` or deals ``rest``)."""
+        return bool(self.start) or self.rest is not None
 
 
 @dataclass
@@ -93,12 +101,13 @@ class RunContext:
     stats: StatsCollector | None = None
     share: tuple[int, int, int] = (1, 0, 0)  # input worker k of K, from block j (``offload``): (K, k, j)
     stopped: threading.Event | None = None  # set when the trainer no longer wants this input worker's run (it ends)
+    tracking: Any = None  # a positions.Consumption while a state is restored to find what it consumed (elastic)
     _ram: RamBudget | None = None
 
     @property
     def start(self) -> int:
         """Samples of the global order this pass's replica split skips (an elastic resume), else 0."""
-        return self.resumed.samples if self.resumed.elastic else 0
+        return self.resumed.start
 
     @property
     def ram(self) -> RamBudget:

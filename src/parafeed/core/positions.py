@@ -159,3 +159,27 @@ class Snapshots:
         if pulled > here and self._parent.skip(pulled - here) != pulled - here:
             raise StateError("set_state(): the input ended before the saved position")
         return found
+
+
+class Consumption:
+    """While a replica's saved state is restored to find which of its split's elements it had consumed (an elastic
+    resume, :mod:`parafeed.distribute.elastic`): the iterators of the steps that drop or hold elements, by node, and
+    the ids of the replica's share."""
+
+    def __init__(self) -> None:
+        self.iterators: dict[int, Any] = {}  # id(node) -> its iterator
+        self.share: Any = None  # (ids, ranks) of the replica's share, set by the split's iterator
+
+    def __contains__(self, node: Dataset) -> bool:
+        return id(node) in self.iterators
+
+    def __getitem__(self, node: Dataset) -> Any:
+        return self.iterators[id(node)]
+
+
+def tracking() -> Consumption | None:
+    """The :class:`Consumption` being recorded in the current run, if any."""
+    from parafeed.core.iterator import current_scope
+
+    run = current_scope().run
+    return None if run is None else run.tracking

@@ -5,6 +5,7 @@ Most users write one line: ``ds.distribute(num_replicas, replica_id)`` (or with 
 """
 
 from parafeed.core.graph import replica_counts
+from parafeed.distribute.agreement import replicas_in_process
 from parafeed.distribute.balance import EQUAL_STEPS_POLICIES, count_batches, deal
 from parafeed.distribute.replica_split import (
     POLICIES,
@@ -30,6 +31,7 @@ __all__ = [
     "record_labels",
     "replica_context",
     "replica_counts",
+    "replicas_in_process",
     "report",
     "resume",
     "samples_per_step",

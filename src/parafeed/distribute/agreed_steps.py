@@ -108,7 +108,9 @@ class AgreedStepsIterator(DatasetIterator):
                 "last": last}  # fmt: skip
 
     def _set_state(self, state: dict) -> None:
-        self.close()
+        if self._it is not None:
+            self._it.close()
+            self._it = None
         self._ended = bool(state["ended"])
         self._passes, self._batch_size = int(state["passes"]), int(state["batch_size"])
         self._ballot = self._next = None
@@ -121,6 +123,9 @@ class AgreedStepsIterator(DatasetIterator):
             self._it.set_state(state["at"])
 
     def close(self) -> None:
+        if not self._ended:  # closed before the epoch's end: the others' votes cannot complete
+            self._ended = True
+            self._agreement.leave()
         if self._it is not None:
             self._it.close()
             self._it = None

@@ -100,8 +100,9 @@ class EqualStepsDataset(Dataset):
             zeros = zeros_of(self._parents[0].element_spec, "equal_steps(policy='pad')")
             return AgreedStepsIterator(self._parents[0], self._policy, self.batch_size or 0, agreement, zeros)
         steps, run = self._steps, current_scope().run
-        if run is not None and run.start and current_scope().top_level:  # the rest of an epoch, on other replicas
-            steps = self._steps_from(self._parents[0]._replica_counts(run.start), run.resumed.steps)
+        if run is not None and run.resumed.elastic and current_scope().top_level:  # an epoch's rest, other replicas
+            start = run.resumed if run.resumed.rest is not None else run.start
+            steps = self._steps_from(self._parents[0]._replica_counts(start), run.resumed.begun)
         return _EqualStepsIterator(self._parents[0], steps, self._policy, self.batch_size or 0)
 
     def _element_spec(self) -> Any:

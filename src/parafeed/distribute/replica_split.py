@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -37,8 +38,9 @@ import numpy as np
 from parafeed.core import graph
 from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.core.graph import BATCHING, MANY_TO_MANY, ONE_TO_ONE
-from parafeed.core.iterator import DatasetIterator, current_scope
+from parafeed.core.iterator import DatasetIterator, ResumePoint, Scope, build_in, current_scope
 from parafeed.core.options import AutoShardPolicy
+from parafeed.distribute.at_ids import IdsDataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.shuffle import ShuffleDataset
 from parafeed.sources.files import FileReaderDataset
@@ -63,12 +65,32 @@ class ShardPlan:
     notes: list[str] = field(default_factory=list)
     total: int | None = None  # elements of the global order (RECORD and DATA), when known
     global_order: bool = False  # replica r takes elements r, r + n, ... of one order (a resume on other replicas)
+    # an elastic resume (distribute/elastic.py): the ids of the elements the split deals (the indices of the input
+    # before the split under DATA, of the reader's records in file order or of the arrays' rows otherwise) ...
+    read: Callable[[np.ndarray], Dataset] | None = None  # ... a dataset of the elements at sorted ids
+    id_labels: np.ndarray | None = None  # ... every id's label (balance="labels")
+    seed: int = 0  # (balance="labels": the deal's)
 
-    def counts_from(self, start: int) -> list[int] | None:
-        """Every replica's element count in a pass that begins ``start`` elements into the global order."""
+    def counts_from(self, start: Any) -> list[int] | None:
+        """Every replica's element count in a pass that begins ``start`` elements into the global order, or that
+        deals an epoch's rest (``start`` is then the pass's :class:`ResumePoint`)."""
+        if isinstance(start, ResumePoint):
+            return [len(ids) for ids, _ in self.rest_shares(start.rest)]
         if not start:
             return self.counts
         return None if self.total is None else _round_robin(max(0, self.total - start), self.num_replicas)
+
+    def rest_shares(self, rest: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Every replica's (ids, ranks) of an epoch's ``rest`` (ids in the order of the global order's rest): dealt
+        by label with ``balance="labels"``, else round-robin; ``ranks`` are the ids' places in ``rest``."""
+        n = self.num_replicas
+        if self.id_labels is None:
+            ranks = [np.arange(r, len(rest), n) for r in range(n)]
+        else:
+            from parafeed.distribute.balance import deal
+
+            ranks = [np.sort(p) for p in deal(self.id_labels[rest], n, self.seed)]
+        return [(rest[p], p) for p in ranks]
 
 
 def replica_context(
@@ -115,31 +137,62 @@ class ReplicaShardDataset(PassThroughDataset):
     ``split=False``, the input as is, already this replica's share). Knows every replica's element count when it can.
 
     A resumed pass (``pf.distribute.resume`` on another replica count) begins the split ``run.start`` elements into
-    its input; other passes begin at the start.
+    its input, or deals the ids of the epoch's rest (``run.resumed.rest``): ``source`` (the node of the input that
+    reads the share; the input itself when splitting) is then replaced by a reader of this replica's ids. ``ids``
+    gives, for a pass that is not such a rest, this replica's (ids, ranks): what an elastic resume needs to know
+    which elements each replica had consumed (distribute/elastic.py).
     """
 
-    def __init__(self, parent: Dataset, plan: ShardPlan, split: bool = True):
+    def __init__(
+        self, parent: Dataset, plan: ShardPlan, split: bool = True, source: Dataset | None = None,
+        ids: Callable[[Scope], tuple[np.ndarray, np.ndarray]] | None = None,
+    ):  # fmt: skip
         super().__init__(parent)
         self.plan = plan
         self._split = split
+        self._source = source if source is not None else parent
+        self._ids = ids
         self.kind = MANY_TO_MANY if split else ONE_TO_ONE
 
     def _make_iterator(self) -> DatasetIterator:
+        scope = current_scope()
+        run = scope.run if scope.run is not None and scope.top_level else None
+        if run is not None and run.resumed.rest is not None:  # the epoch's rest, dealt again
+            ids, ranks = self.plan.rest_shares(run.resumed.rest)[self.plan.replica_id]
+            if run.tracking is not None:
+                run.tracking.share = (ids, ranks)
+            reader = cast("Callable[[np.ndarray], Dataset]", self.plan.read)  # (rest given: elastic.py checked)
+            return graph.replace(self._parent, self._source, reader(ids))._iter()
+        if run is not None and run.tracking is not None:
+            run.tracking.share = self.share_ids(scope)
         parent = self._parent._iter()
         if not self._split:
             return parent
         from parafeed.ops.shard import ShardIterator
 
-        scope = current_scope()
-        start = scope.run.start if scope.run is not None and scope.top_level else 0
+        start = run.start if run is not None else 0
         return ShardIterator(parent, self.plan.num_replicas, start + self.plan.replica_id)
+
+    def share_ids(self, scope: Scope) -> tuple[np.ndarray, np.ndarray]:
+        """This replica's (ids, ranks) in a pass of ``scope`` (see the class docs)."""
+        if self._ids is not None:
+            return self._ids(scope)
+        if self.plan.total is None:
+            raise InvalidArgumentError(
+                "resume(): an elastic resume with steps that drop or hold elements after distribute() needs the "
+                "number of elements before the split, which is not known here; give the source a known length "
+                "(TFRecord files, arrays, range) or move the steps before distribute()"
+            )
+        start = scope.run.start if scope.run is not None else 0
+        ids = np.arange(start + self.plan.replica_id, self.plan.total, self.plan.num_replicas)
+        return ids, ids
 
     def _cardinality(self) -> int:
         if self.plan.counts is not None:
             return self.plan.counts[self.plan.replica_id]
         return self._parent._cardinality() if not self._split else UNKNOWN
 
-    def _replica_counts(self, start: int = 0) -> list[int] | None:
+    def _replica_counts(self, start: Any = 0) -> list[int] | None:
         return self.plan.counts_from(start)
 
 
@@ -151,6 +204,8 @@ class DistributedDataset(PassThroughDataset):
     def __init__(self, parent: Dataset, plan: ShardPlan):
         super().__init__(parent)
         self.plan = plan
+        # (num_replicas, replica_id) -> the same split for that replica (an elastic resume rebuilds the saved ones)
+        self.rebuild: Callable[[int, int], DistributedDataset] | None = None
 
     def _make_iterator(self) -> DatasetIterator:
         return self._parent._iter()
@@ -166,6 +221,15 @@ def shard_for_replica(
     seed: int = 0,
 ) -> DistributedDataset:  # fmt: skip
     """The pipeline ``ds`` for one replica, split by ``policy`` (see the module docs)."""
+    out = _split(ds, num_replicas, replica_id, policy, input_context, balance, label, label_fn, seed)
+    out.rebuild = lambda n, r: shard_for_replica(ds, n, r, policy, None, balance, label, label_fn, seed)
+    return out
+
+
+def _split(
+    ds: Dataset, num_replicas: int | None, replica_id: int | None, policy: str | None, input_context: Any,
+    balance: str | None, label: str | int, label_fn: Any, seed: int,
+) -> DistributedDataset:  # fmt: skip
     if policy is None:  # tf.data's options.experimental_distribute.auto_shard_policy, else AUTO
         policy = ds.options().shard_policy or "AUTO"
     policy = policy.name if isinstance(policy, AutoShardPolicy) else str(policy).upper()
@@ -237,7 +301,34 @@ def _shard_files(
     if isinstance(names, ShuffleDataset):  # shard before the file shuffle, so replicas never overlap
         mine = names.with_parents(mine)
     plan.counts = None if counts is None else [sum(counts[i] for i in range(k, len(files), n)) for k in range(n)]
-    return graph.replace(ds, reader, ReplicaShardDataset(reader.with_parents(mine), plan, split=False))
+    plan.read = _records_reader(reader, files, counts)
+    share = reader.with_parents(mine)
+
+    def ids(scope: Scope) -> tuple[np.ndarray, np.ndarray]:  # the records of this replica's files, in their order
+        if counts is None:
+            raise InvalidArgumentError("resume(): an elastic resume of a FILE split needs the files' record counts")
+        first = dict(zip(files, np.cumsum([0, *counts[:-1]]).tolist()))
+        order = [os.fsdecode(x) for x in _all(build_in(scope, mine))]
+        parts = [np.arange(first[f], first[f] + counts[files.index(f)], dtype=np.int64) for f in order]
+        found = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return found, found
+
+    return graph.replace(ds, reader, ReplicaShardDataset(share, plan, split=False, ids=ids))
+
+
+def _records_reader(reader: FileReaderDataset, files: list[str], counts: list[int] | None) -> Any:
+    """ids -> a dataset of the records at those ids of ``files`` (in their listed order)."""
+    if reader.indexed and counts is not None:
+        return lambda ids: RecordsAtDataset(files, counts, ids, reader.name, reader.storage_options)
+    listed = reader.with_parents(TensorSlicesDataset(np.array([os.fsencode(f) for f in files], dtype=object)))
+    return lambda ids: IdsDataset(listed, ids)
+
+
+def _all(it: DatasetIterator) -> list:
+    try:
+        return list(it)
+    finally:
+        it.close()
 
 
 def _file_or_record(files: list[str], counts: list[int] | None, n: int, plan: ShardPlan) -> str:
@@ -280,18 +371,27 @@ def _shard_records(ds: Dataset, reader: FileReaderDataset, counts: list[int] | N
             "there is no global order to resume in on another number of replicas; give the shuffle a seed",
         )
     if not (ordered and shuffles):
+        plan.read = lambda ids: IdsDataset(reader, ids)
         return graph.replace(ds, reader, ReplicaShardDataset(reader, plan))
     if not reader.indexed or counts is None:
         raise InvalidArgumentError(
             "distribute(policy='RECORD'): a seeded shuffle before the split is applied to the global order, which "
             "needs the records read by position: uncompressed TFRecord files (or shard by DATA)"
         )
-    node: Dataset = ShuffledShareDataset(reader, counts, shuffles[::-1], plan.num_replicas, plan.replica_id)
+    share = ShuffledShareDataset(reader, counts, shuffles[::-1], plan.num_replicas, plan.replica_id)
+    node: Dataset = share
     # rebuild the one-to-one steps on this replica's records (a chain: ordered); the shuffles are done
     for step in reversed(cast("list[Dataset]", chain)):
         if step not in shuffles:
             node = step.with_parents(node)
-    return ReplicaShardDataset(node, plan, split=False)
+    plan.read = _records_reader(reader, cast("list[str]", reader.file_list()), counts)
+
+    def ids(scope: Scope) -> tuple[np.ndarray, np.ndarray]:  # record numbers, in the global order
+        found = share.share(scope)
+        start = scope.run.start if scope.run is not None else 0
+        return found, start + plan.replica_id + plan.num_replicas * np.arange(len(found))
+
+    return ReplicaShardDataset(node, plan, split=False, source=share, ids=ids)
 
 
 def _shard_data(ds: Dataset, plan: ShardPlan) -> Dataset:
@@ -311,6 +411,7 @@ def _shard_data(ds: Dataset, plan: ShardPlan) -> Dataset:
     total = graph.count(target)
     plan.total = total if total >= 0 else None
     plan.counts = _round_robin(total, plan.num_replicas) if total >= 0 else None
+    plan.read = lambda ids: IdsDataset(target, ids)
     return graph.replace(ds, target, ReplicaShardDataset(target, plan))
 
 
@@ -325,8 +426,10 @@ def _shard_by_labels(
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]
     counts = [len(x) for x in per_file]
+    plan.read, plan.id_labels, plan.seed = _records_reader(reader, files, counts), labels, seed
     mine = RecordsAtDataset(files, counts, shares[plan.replica_id], reader.name, reader.storage_options)
-    return graph.replace(ds, reader, ReplicaShardDataset(mine, plan, split=False))
+    share = shares[plan.replica_id]
+    return graph.replace(ds, reader, ReplicaShardDataset(mine, plan, split=False, ids=lambda _: (share, share)))
 
 
 def _shard_slices_by_labels(
@@ -338,8 +441,10 @@ def _shard_slices_by_labels(
     shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]
-    rows = source.take_rows(shares[plan.replica_id])
-    return graph.replace(ds, source, ReplicaShardDataset(rows, plan, split=False))
+    plan.read, plan.id_labels, plan.seed = source.take_rows, labels, seed
+    share = shares[plan.replica_id]
+    rows = source.take_rows(share)
+    return graph.replace(ds, source, ReplicaShardDataset(rows, plan, split=False, ids=lambda _: (share, share)))
 
 
 def _slice_labels(source: TensorSlicesDataset, label: str | int, label_fn: Any) -> np.ndarray:

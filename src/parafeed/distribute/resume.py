@@ -41,41 +41,64 @@ def samples_per_step(dataset: Dataset) -> int:
 def save_state(iterator: DatasetIterator, steps: int) -> dict:
     """What to save with a model checkpoint after ``steps`` steps (elements taken from ``iterator`` in this pass):
     its exact state, and the global position for a resume on other replicas. JSON-serialisable."""
+    from parafeed.distribute.elastic import encode
+
     run = iterator.run
     if run is None:
         raise StateError("save_state(): pass the iterator returned by iter(dataset) (or resume())")
     plan = _plan(run.dataset)
+    resumed = run.resumed
     return {
         "loader": iterator.get_state(),
-        "steps": run.resumed.steps + int(steps),  # counted from the epoch's start
-        "samples": run.resumed.samples + int(steps) * samples_per_step(run.dataset),
+        "steps": resumed.steps + int(steps),  # counted from the epoch's start
+        "samples": resumed.samples + int(steps) * samples_per_step(run.dataset),
         "num_replicas": plan.num_replicas if plan is not None else 1,
         "replica_id": plan.replica_id if plan is not None else 0,
-    }
+        # how this pass's split was dealt (a resume on other replicas of an earlier one)
+        "pass": {"start": resumed.start, "begun": resumed.begun,
+                 "rest": None if resumed.rest is None else encode(resumed.rest)},
+    }  # fmt: skip
 
 
-def resume(dataset: Dataset, state: dict) -> DatasetIterator:
+def resume(dataset: Dataset, state: dict | list[dict]) -> DatasetIterator:
     """An iterator of ``dataset`` that goes on from ``state`` (from :func:`save_state`) to the end of its epoch.
 
     On the replica that saved it, the exact state is restored. On another replica count (or from another replica's
     state), the split begins at the saved global position for this pass, with the saved shuffle seeds and
     iteration; iterate ``dataset`` again for the following epochs (or start them with :func:`next_run`).
+
+    ``state`` may also be the list of every replica's state saved at the same step: then any split (FILE,
+    ``balance="labels"``) and a filter or shuffle after it resume on any number of replicas, the rest of the epoch
+    dealt again (:mod:`parafeed.distribute.elastic`).
     """
+    from parafeed.distribute.elastic import check_states, pass_point, rest_of_epoch
+
     plan = _plan(dataset)
-    same = plan is None or (
-        plan.num_replicas == state["num_replicas"] and plan.replica_id == state.get("replica_id", plan.replica_id)
-    )
-    point = ResumePoint(int(state["samples"]), int(state["steps"]), elastic=not same)
-    if same:
-        it = iterate(dataset, resumed=point)
+    states = check_states(state) if not isinstance(state, dict) else [state]
+    n, r = (plan.num_replicas, plan.replica_id) if plan is not None else (1, 0)
+    own = [s for s in states if (s["num_replicas"], s.get("replica_id", r)) == (n, r)]
+    if plan is None or own:  # this replica's own state: restore it exactly
+        it = iterate(dataset, resumed=pass_point(own[0] if own else states[0]))
         try:
-            it.set_state(state["loader"])
+            it.set_state((own[0] if own else states[0])["loader"])
         except BaseException:
             it.close()
             raise
         return it
+    first = states[0]
+    samples, steps = int(first["samples"]), int(first["steps"])
+    if len(states) > 1 or int(first["num_replicas"]) == 1:
+        rest = rest_of_epoch(dataset, states)
+        return iterate(dataset, run=first["loader"].get("run"), resumed=ResumePoint(samples, steps, rest=rest,
+                                                                                     begun=steps))  # fmt: skip
+    if pass_point(first).rest is not None:
+        raise StateError(
+            "resume(): this state was saved in an epoch already resumed on another number of replicas; resume it on "
+            "yet another number from every replica's state (a list of the states saved at the same step)"
+        )
     _check_elastic(dataset, plan)
-    return iterate(dataset, run=state["loader"].get("run"), resumed=point)
+    return iterate(dataset, run=first["loader"].get("run"), resumed=ResumePoint(samples, steps, start=samples,
+                                                                                 begun=steps))  # fmt: skip
 
 
 class Epochs:
@@ -89,7 +112,7 @@ class Epochs:
         ...         train(batch)
     """
 
-    def __init__(self, dataset: Dataset, state: dict | None = None, run: dict | None = None):
+    def __init__(self, dataset: Dataset, state: dict | list[dict] | None = None, run: dict | None = None):
         self._dataset, self._state, self._run = dataset, state or None, run
         self._last: DatasetIterator | None = None
 
@@ -122,15 +145,17 @@ def _check_elastic(dataset: Dataset, plan: Any) -> None:
     if not plan.global_order:
         raise StateError(
             f"resume(): the state was saved on {plan.num_replicas} replicas with a {plan.policy} split that has no "
-            "global order to resume in on another number of replicas: use policy RECORD or DATA, with any shuffle "
-            "before distribute() seeded (label balance and FILE deal data by replica count)"
+            "global order to resume in from one replica's state on another number of replicas: resume from every "
+            "replica's state (a list of the states each saved at the same step), or use policy RECORD or DATA with "
+            "any shuffle before distribute() seeded"
         )
     split = graph.down(
         dataset, lambda n: not isinstance(n, ReplicaShardDataset) and n.kind in (graph.ONE_TO_ONE, graph.BATCHING)
     )
     if not isinstance(split, ReplicaShardDataset):
         raise StateError(
-            f"resume(): a resume on another number of replicas needs the steps after distribute() to be map, batch, "
-            f"prefetch and equal_steps, but there is a {type(split).__name__}; move it before distribute() so that "
-            "the global order does not depend on the number of replicas"
+            f"resume(): a resume on another number of replicas from one replica's state needs the steps after "
+            f"distribute() to be map, batch, prefetch and equal_steps, but there is a {type(split).__name__}: "
+            "resume from every replica's state (a list of the states each saved at the same step), or move it "
+            "before distribute()"
         )

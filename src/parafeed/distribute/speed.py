@@ -231,7 +231,7 @@ class WeightedBatchDataset(Dataset):
         n = self._parents[0]._cardinality()
         return n if n < 0 else -(-n // self._global_batch)
 
-    def _replica_counts(self, start: int = 0) -> list[int] | None:
+    def _replica_counts(self, start: Any = 0) -> list[int] | None:
         n = self._cardinality()
         return None if n < 0 else [n] * self._num_replicas
 

@@ -11,7 +11,8 @@ from parafeed.core.arguments import callable_arg
 from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.core.functions import as_bool, user_error
 from parafeed.core.iterator import DatasetIterator
-from parafeed.errors import ElementTypeError
+from parafeed.core.positions import tracking
+from parafeed.errors import ElementTypeError, StateError
 from parafeed.values.structure import STRING, TensorSpec
 
 
@@ -36,7 +37,11 @@ class FilterDataset(PassThroughDataset):
         self._predicate = callable_arg("filter()", "predicate", predicate)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _FilterIterator(self._parent._iter(), self._predicate)
+        consumption = tracking()
+        if consumption is None:
+            return _FilterIterator(self._parent._iter(), self._predicate)
+        consumption.iterators[id(self)] = it = _TrackedFilterIterator(self._parent._iter(), self._predicate)
+        return it
 
     def _element_spec(self) -> Any:
         return _checked_spec(self, "filter()", self._predicate)
@@ -50,7 +55,8 @@ class _FilterIterator(DatasetIterator):
         super().__init__(parent)
         self._parent = parent
         self._predicate = predicate
-        self._index = 0
+        self._index = 0  # input elements pulled
+        self._kept = 0  # elements returned
 
     def __next__(self) -> Any:
         predicate = self._predicate
@@ -61,17 +67,56 @@ class _FilterIterator(DatasetIterator):
                 raise user_error(err, "filter()", predicate, self._index)
             self._index += 1
             if keep is True or keep is np.True_:
+                self._kept += 1
                 return x
             if keep is not False and keep is not np.False_ and as_bool("filter()", predicate, keep):
+                self._kept += 1
                 return x
         raise StopIteration
 
     def _get_state(self) -> dict:
-        return {"parent": self._parent.get_state(), "index": self._index}
+        return {"parent": self._parent.get_state(), "index": self._index, "kept": self._kept}
 
     def _set_state(self, state: dict) -> None:
         self._parent.set_state(state["parent"])
-        self._index = int(state["index"])
+        self._index, self._kept = int(state["index"]), int(state["kept"])
+
+
+class _TrackedFilterIterator(_FilterIterator):
+    """A filter restored for an elastic resume: it records the input index of every element it returns, so that an
+    index after it maps to one before it (:meth:`input_end`)."""
+
+    def __init__(self, parent: DatasetIterator, predicate: Callable[..., Any]):
+        super().__init__(parent, predicate)
+        self._inputs: dict[int, int] = {}  # output index -> input index
+        self._anchor = (0, 0)  # (kept, index) where the last restore left it
+
+    def __next__(self) -> Any:
+        x = super().__next__()
+        self._inputs[self._kept - 1] = self._index - 1
+        return x
+
+    def _set_state(self, state: dict) -> None:
+        super()._set_state(state)
+        self._anchor = (self._kept, self._index)
+
+    def _step_name(self) -> str:
+        return "Filter"
+
+    def input_index(self, output: int) -> int:
+        """The input index of output element ``output`` (returned since the restore)."""
+        return self._inputs[output]
+
+    def input_end(self, outputs: int) -> int | None:
+        """How many input elements the first ``outputs`` output elements took (the filtered ones after the last
+        counted either way); None when the filter never returned that many (its input ran out first)."""
+        if outputs == self._anchor[0]:
+            return self._anchor[1]
+        if outputs - 1 in self._inputs:
+            return self._inputs[outputs - 1] + 1
+        if outputs > self._kept:
+            return None
+        raise StateError(f"filter(): no record of the input index of element {outputs - 1} (internal error)")
 
 
 class TakeWhileDataset(PassThroughDataset):

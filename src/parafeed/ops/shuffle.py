@@ -12,7 +12,7 @@ from parafeed.core.arguments import as_int, positive_int
 from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
 from parafeed.core.graph import REORDERING
 from parafeed.core.iterator import DatasetIterator, Scope, current_scope
-from parafeed.core.positions import Snapshots
+from parafeed.core.positions import Snapshots, tracking
 from parafeed.sources.draws import draw_seed
 
 _DRAWS = 1024  # random numbers drawn per call to the generator
@@ -69,7 +69,11 @@ class ShuffleDataset(PassThroughDataset):
 
     def _make_iterator(self) -> DatasetIterator:
         order = self.order_seed(current_scope())
-        return _ShuffleIterator(self._parent._iter(), self._buffer_size, np.random.default_rng(order))
+        it = _ShuffleIterator(self._parent._iter(), self._buffer_size, np.random.default_rng(order))
+        consumption = tracking()
+        if consumption is not None:
+            consumption.iterators[id(self)] = it
+        return it
 
 
 def shuffled_indices(n: int, buffer_size: int, order_seed: list[int]) -> np.ndarray:
@@ -134,6 +138,10 @@ class _ShuffleIterator(DatasetIterator):
 
     def _oldest(self) -> int:
         return min(self._slots, default=self._pulled)
+
+    def held(self) -> tuple[int, list[int]]:
+        """(input elements pulled, the input indices of those still buffered)."""
+        return self._pulled, list(self._slots)
 
     def _get_state(self) -> dict:
         """Size: the buffer's input indices, ``buffer_size`` integers, plus the input's state and the RNG's."""

@@ -59,7 +59,7 @@ class SparseBatchDataset(Dataset):
     def _cardinality(self) -> int:
         return batched_cardinality(self._parents[0]._cardinality(), self.batch_size, False)
 
-    def _replica_counts(self, start: int = 0) -> list[int] | None:
+    def _replica_counts(self, start: Any = 0) -> list[int] | None:
         return batched_counts(self._parents[0]._replica_counts(start), self.batch_size, False)
 
 
