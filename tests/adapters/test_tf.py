@@ -133,6 +133,14 @@ def test_keras_fit_under_mirrored_strategy(tmp_path):
     labels = [np.bincount(y, minlength=3) for y in result["labels"]]
     assert np.abs(labels[0] - labels[1]).max() <= 1  # label-stratified: every class within 1 between replicas
     assert result["fit_steps"] == [result["steps"]] * 8  # every epoch: the equal step count
+    # a filter after the split, no steps=: the replicas agree; each id kept once, the same steps on both
+    files = [list(range(a, b)) for a, b in zip(np.cumsum([0, *SIZES[:-1]]), np.cumsum(SIZES))]
+    share = [[i for f in files[r::2] for i in f] for r in range(2)]
+    kept = [[i for i in share[0] if i % 5 == 0], [i for i in share[1] if i % 3 != 0]]
+    for agreed in result["agreed"]:
+        assert sorted(agreed[0]) == kept[0] and sorted(agreed[1]) == kept[1]
+        assert agreed[2] == -(-max(map(len, kept)) // 8)  # steps: the longer share's batches (the other pads)
+    assert result["agreed_fit_steps"] == [-(-max(map(len, kept)) // 8)] * 2
     assert result["finite"] and result["loss"][-1] < 0.5 * result["loss"][0]
     assert result["accuracy"][-1] > 0.85
 

@@ -15,15 +15,18 @@ so replica ``r`` trains on exactly its own pipeline's batches.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from parafeed.core import graph
 from parafeed.core.dataset import UNKNOWN, Dataset
+from parafeed.distribute.agreement import LocalGroup, agreeing_in
 from parafeed.distribute.resume import Epochs, save_state
 from parafeed.errors import InvalidArgumentError, StateError
 from parafeed.values.ragged_spec import RaggedTensorSpec
@@ -258,9 +261,13 @@ def dataset_fn(
         pipelines = [_checked(make_pipeline(replicas, r, batch), r) for r in ids]
         _check_counts(pipelines, list(ids))
         epochs = [Epochs(p, resume_from) for p in pipelines]
+        agree = None  # counts unknown (a filter after the split): the replicas vote each step (one group per epoch)
+        if _agree_at_run_time(pipelines[0]):
+            combine = None if workers == 1 else worker_votes(workers)
+            agree = lambda: LocalGroup(replicas, per_worker, combine)  # noqa: E731
         # the count stays unknown: TensorFlow would report this worker's element count (steps x local replicas)
         # as the distributed dataset's cardinality, which Keras takes for the number of steps
-        out = _from_generator(lambda: _lockstep(epochs, list(ids), stats), _common_signature(pipelines), UNKNOWN)
+        out = _from_generator(lambda: _lockstep(epochs, list(ids), stats, agree), _common_signature(pipelines), UNKNOWN)
         return out.repeat() if repeat else out
 
     return fn
@@ -316,21 +323,40 @@ def _common_signature(pipelines: list[Dataset]) -> Any:
     return signatures[0]
 
 
-def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None) -> Iterator[Any]:
-    """One batch of each pipeline in turn, until all end together (else a clear error, not a hung strategy)."""
-    iterators = [e.next() for e in epochs]
+def _agree_at_run_time(ds: Dataset) -> bool:
+    from parafeed.distribute.balance import EqualStepsDataset
+
+    return any(node.agrees for node in graph.find(ds, EqualStepsDataset))
+
+
+def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None,
+              agree: Callable[[], LocalGroup] | None = None) -> Iterator[Any]:  # fmt: skip
+    """One batch of each pipeline in turn, until all end together (else a clear error, not a hung strategy).
+
+    With ``agree`` (replicas that vote each step), every replica's iterator is made and read on a thread of its own,
+    since a vote waits for the others'."""
+    pool = None
+    if agree is None:
+        iterators = [e.next() for e in epochs]
+        pull: Callable[[], list[Any]] = lambda: [_next_or_end(it) for it in iterators]  # noqa: E731
+    else:
+        group = agree()
+
+        def start(e: Epochs) -> Any:
+            with agreeing_in(group):
+                return e.next()
+
+        pool = ThreadPoolExecutor(len(ids), thread_name_prefix="parafeed-replica")
+        iterators = list(pool.map(start, epochs))
+        pull = lambda: list(pool.map(_next_or_end, iterators))  # noqa: E731
     step = 0
     try:
         while True:
-            batches, ended = [], []
             started = stats.clock() if stats is not None else 0.0
-            for r, it in zip(ids, iterators):
-                try:
-                    batches.append(next(it))
-                except StopIteration:
-                    ended.append(r)
+            pulled = pull()
+            ended = [r for r, x in zip(ids, pulled) if x is _END]
             if stats is not None:
-                stats.record(len(batches), stats.clock() - started)
+                stats.record(len(ids) - len(ended), stats.clock() - started)
             if len(ended) == len(ids):
                 return
             if ended:
@@ -339,8 +365,43 @@ def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None) -> 
                     "synchronous strategy needs the same number of batches on every replica. End each pipeline "
                     "with .equal_steps() (give `steps=` when filters make the counts unknowable in advance)."
                 )
-            yield from batches
+            yield from pulled
             step += 1
     finally:
         for it in iterators:
             it.close()
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+
+_END = object()
+
+
+def _next_or_end(it: Any) -> Any:
+    try:
+        return next(it)
+    except StopIteration:
+        return _END
+
+
+_INSTANCE_KEYS = itertools.count(1)
+VOTES_GROUP_KEY = 0x7066  # the collective group of the workers' votes (apart from the strategy's own keys)
+
+
+def worker_votes(workers: int) -> Callable[[int, int], int]:
+    """(round, this worker's sum of votes) -> the sum over all ``workers``, through TensorFlow's collective ops (what
+    MultiWorkerMirroredStrategy configured in this process); every worker calls it for the same rounds in order."""
+    import tensorflow as tf
+
+    from parafeed.distribute.agreement import AGREE_SECONDS
+
+    def combine(round_: int, mine: int) -> int:
+        with tf.device("/CPU:0"):
+            total = tf.raw_ops.CollectiveReduceV2(
+                input=tf.constant([float(mine)]), group_size=workers, group_key=VOTES_GROUP_KEY,
+                instance_key=next(_INSTANCE_KEYS), ordering_token=[], merge_op="Add", final_op="Id",
+                timeout_seconds=AGREE_SECONDS,
+            )  # fmt: skip
+        return int(total.numpy()[0])
+
+    return combine

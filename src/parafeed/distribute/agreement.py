@@ -23,7 +23,7 @@ import contextvars
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, cast
 
 from parafeed.errors import InvalidArgumentError, UnavailableError
@@ -76,26 +76,58 @@ class RestoredAgreement:
 
 
 class LocalGroup:
-    """The votes of replicas in one process: round ``k`` is complete when every replica has cast its ``k``-th."""
+    """The votes of replicas in one process: round ``k`` is complete when every replica has cast its ``k``-th.
 
-    def __init__(self, replicas: int):
+    ``combine`` (the replicas of other processes: MultiWorkerMirroredStrategy's workers) turns the sum of this
+    process's votes of a round into the sum over all ``replicas``; it runs on a thread of its own, so the vote travels
+    while the model trains.
+    """
+
+    def __init__(self, replicas: int, local: int | None = None, combine: Callable[[int, int], int] | None = None):
         self.replicas = replicas
+        self.local = replicas if local is None else local
+        self._combine = combine
         self._changed = threading.Condition()
-        self._rounds: dict[int, list[int]] = {}  # round -> [votes cast, votes that have a batch, counts read]
+        # round -> [votes cast, votes that have a batch, counts read, the sum over all replicas or -1]
+        self._rounds: dict[int, list[int]] = {}
         self._left: set[int] = set()
+        self._failure: BaseException | None = None
 
-    def cast(self, round_: int, has_batch: bool) -> None:
+    def add_vote(self, round_: int, has_batch: bool) -> None:
         with self._changed:
-            votes = self._rounds.setdefault(round_, [0, 0, 0])
+            votes = self._rounds.setdefault(round_, [0, 0, 0, -1])
             votes[0] += 1
             votes[1] += int(has_batch)
+            if votes[0] == self.local:
+                if self._combine is None:
+                    votes[3] = votes[1]
+                else:
+                    threading.Thread(target=self._combined, args=(round_, votes[1]), daemon=True).start()
+            self._changed.notify_all()
+
+    def _combined(self, round_: int, mine: int) -> None:
+        try:
+            total = cast("Callable[[int, int], int]", self._combine)(round_, mine)
+        except BaseException as err:
+            with self._changed:
+                self._failure = err
+                self._changed.notify_all()
+            return
+        with self._changed:
+            self._rounds[round_][3] = total
             self._changed.notify_all()
 
     def count(self, round_: int, replica: int) -> int:
         deadline = time.monotonic() + AGREE_SECONDS
         with self._changed:
-            votes = self._rounds.setdefault(round_, [0, 0, 0])
-            while votes[0] < self.replicas:
+            votes = self._rounds.setdefault(round_, [0, 0, 0, -1])
+            while votes[3] < 0:
+                if self._failure is not None:
+                    raise UnavailableError(
+                        f"equal_steps(): replica {replica} of {self.replicas} could not learn the other workers' votes "
+                        f"on whether each has a batch for the next step ({type(self._failure).__name__}: "
+                        f"{str(self._failure)[:300]}): a worker died, hung, or left the epoch early"
+                    ) from self._failure
                 if self._left or time.monotonic() > deadline:
                     why = (
                         f"replica(s) {sorted(self._left)} closed their iterators before the epoch's end"
@@ -105,16 +137,16 @@ class LocalGroup:
                     )
                     raise UnavailableError(
                         f"equal_steps(): replica {replica} of {self.replicas} in this process got {votes[0]} of the "
-                        f"{self.replicas} votes on whether each has a batch for the next step ({why}); every replica "
+                        f"{self.local} votes on whether each has a batch for the next step ({why}); every replica "
                         "must iterate its equal_steps() pipeline to the end"
                     )
                 if stopped():  # this replica's own consumer closed (a prefetch thread waiting here)
                     raise UnavailableError("equal_steps(): the iterator was closed while waiting for the votes")
                 self._changed.wait(POLL_SECONDS)
             votes[2] += 1
-            if votes[2] == self.replicas:
+            if votes[2] == self.local:
                 del self._rounds[round_]
-            return votes[1]
+            return votes[3]
 
     def leave(self, replica: int) -> None:
         """Replica ``replica`` closed its iterator before the epoch's end: the others' votes cannot complete."""
@@ -133,7 +165,7 @@ class LocalAgreement:
 
     def vote(self, has_batch: bool) -> Any:
         round_, self._round = self._round, self._round + 1
-        self._group.cast(round_, has_batch)
+        self._group.add_vote(round_, has_batch)
         return round_
 
     def count(self, ballot: Any) -> int:
@@ -155,9 +187,16 @@ def replicas_in_process(replicas: int) -> Iterator[LocalGroup]:
         >>> with pf.distribute.replicas_in_process(2):
         ...     iterators = [iter(make_pipeline(2, r)) for r in range(2)]
     """
-    token = _local.set(LocalGroup(replicas))
+    with agreeing_in(LocalGroup(replicas)) as group:
+        yield group
+
+
+@contextlib.contextmanager
+def agreeing_in(group: LocalGroup) -> Iterator[LocalGroup]:
+    """Iterators made in this block (in this thread, or in a copy of its context) agree through ``group``."""
+    token = _local.set(group)
     try:
-        yield cast(LocalGroup, _local.get())
+        yield group
     finally:
         _local.reset(token)
 
@@ -248,6 +287,7 @@ def agreement_for(replica: int, replicas: int) -> Agreement:
         f"equal_steps(): the batch counts of the {replicas} replicas are not known before the epoch (a filter, "
         "group_by_window or interleave of computed datasets comes after distribute()), so the replicas agree at run "
         "time whether each still has a batch, through torch.distributed: initialize its process group before "
-        "iterating. Without one, pass `steps=` (the same on every replica), e.g. "
+        "iterating (replicas in one process: make their iterators in pf.distribute.replicas_in_process(n), or use "
+        "pf.adapters.tf.distribute). Without one, pass `steps=` (the same on every replica), e.g. "
         "max(pf.distribute.count_batches(make_pipeline, num_replicas)) for 'pad' or 'repeat', min(...) for 'drop'"
     )

@@ -85,6 +85,11 @@ class EqualStepsDataset(Dataset):
         batching = graph.batching_step(parent)
         self.batch_size = batching.batch_size if batching is not None else None
 
+    @property
+    def agrees(self) -> bool:
+        """Whether the replicas agree at run time how many steps the epoch has (counts not known before it)."""
+        return self._replica is not None
+
     def _steps_from(self, counts: list[int] | None, steps_taken: int) -> int:
         if self._given_steps is not None:
             return max(0, self._given_steps - steps_taken)

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 import parafeed as pf
-from tests.adapters.data import CLASSES, parse, parse_with_id
+from tests.adapters.data import CLASSES, SPEC, parse, parse_with_id
 
 
 def main(out: str, files: list[str]) -> None:
@@ -48,6 +48,27 @@ def main(out: str, files: list[str]) -> None:
             result["padded"] += int((~real).sum())
     result["steps"] = len(make(parse)(2, 0, 8))
 
+    # a filter after the split: the counts are unknown, the replicas agree at every step whether one has a batch
+    def filtered(with_ids):
+        def pipeline(num_replicas, replica_id, batch_size):
+            ds = pf.TFRecordDataset(files).distribute(num_replicas, replica_id, policy="FILE")
+            ds = ds.map(lambda record: pf.io.parse_single_example(record, SPEC))
+            ds = ds.filter(lambda e: e["id"] % 3 != 0 if replica_id else e["id"] % 5 == 0)  # replica 1 keeps more
+            ds = ds.map(lambda e: (e["id"] if with_ids else e["x"], e["label"]))
+            return ds.batch(batch_size).equal_steps()
+
+        return pipeline
+
+    result["agreed"] = []
+    agreeing = pf.adapters.tf.distribute(strategy, filtered(True), 16)
+    for _ in range(2):  # two epochs of one distributed dataset: each its own votes
+        agreed: list = [[], [], 0]
+        for ids, _, weights in agreeing:
+            for r, (i, w) in enumerate(zip(*(strategy.experimental_local_results(t) for t in (ids, weights)))):
+                agreed[r] += i.numpy()[w.numpy() == 1.0].tolist()
+            agreed[2] += 1
+        result["agreed"].append(agreed)
+
     with strategy.scope():
         model = keras.Sequential(
             [keras.Input((4,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(CLASSES)]
@@ -70,6 +91,9 @@ def main(out: str, files: list[str]) -> None:
         pf.adapters.tf.distribute(strategy, make(parse), 16), epochs=8, verbose=0, callbacks=[CountSteps()]
     )
     result["fit_steps"] = steps
+    steps = []
+    model.fit(pf.adapters.tf.distribute(strategy, filtered(False), 16), epochs=2, verbose=0, callbacks=[CountSteps()])
+    result["agreed_fit_steps"] = steps
     result["loss"] = history.history["loss"]
     result["accuracy"] = history.history["accuracy"]
 
