@@ -82,6 +82,23 @@ def test_dataset_fn_hands_each_replica_its_pipeline_in_turn():
     assert [b[1].tolist() for b in batches][-2:] == [[1.0, 0.0], [1.0, 0.0]]
 
 
+def test_dataset_fn_replicas_agree_on_the_steps_after_a_filter():
+    """No `steps=` after a filter: the worker's replicas vote each step (on threads of their own), so both yield as
+    many batches as the longer share has; the shorter pads with weight 0. A second epoch votes again."""
+
+    def make(num_replicas, replica_id, batch_size):
+        ds = pf.Dataset.range(40).distribute(num_replicas, replica_id, policy="DATA")
+        return ds.filter(lambda x: x < 10 if replica_id else True).batch(batch_size).equal_steps()
+
+    dataset = pf.adapters.tf.dataset_fn(make, global_batch_size=8)(context())
+    for _ in range(2):
+        batches = tf_elements(dataset)
+        assert len(batches) == 2 * 5  # replica 0: 20 ids in 5 batches of 4; replica 1: 5 ids, then padding
+        ids = [b[0][b[1] == 1.0].tolist() for b in batches]
+        assert sorted(sum(ids[0::2], [])) == list(range(0, 40, 2))
+        assert sorted(sum(ids[1::2], [])) == [1, 3, 5, 7, 9]
+
+
 def test_dataset_fn_refuses_uneven_replicas():
     def uneven(num_replicas, replica_id, batch_size):
         return pf.Dataset.range(9 if replica_id else 20).batch(4)

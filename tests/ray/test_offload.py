@@ -181,6 +181,12 @@ def test_order_that_differs_between_workers_is_refused():
         next(iter(ds.offload(workers=2)))
 
 
+def test_equal_steps_that_agree_at_run_time_must_follow_the_offload():
+    agreeing = pf.Dataset.range(10).distribute(2, 0).filter(lambda x: x > 2).batch(2).equal_steps()
+    with pytest.raises(pf.errors.InvalidArgumentError, match="put equal_steps\\(\\) after offload"):
+        agreeing.offload(workers=1)
+
+
 def test_replicas_launching_at_once_on_a_cluster_too_small_share_it_and_finish():
     """Two replicas in one process (as MirroredStrategy's) each ask for 3 input workers of the cluster's 4 CPUs at
     the same moment: they run on fewer, say so once, and every id comes once (no replica waits for CPUs the other

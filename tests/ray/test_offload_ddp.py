@@ -85,6 +85,12 @@ def test_ddp_ranks_offloading_their_shares_get_every_sample_once_in_equal_steps(
         workers = [set(g["pids"]) for g in got]
         assert all(workers) and not (workers[0] | workers[1]) & ranks_pids
         assert not workers[0] & workers[1]  # each rank its own input workers
+    # a filter on the input workers: the ranks agreed on the steps (the longer share's batches), each kept id once
+    kept = [list(range(0, n, world)), [i for i in range(1, n, world) if i % 3 == 0]]
+    agreed = [r["agreed"] for r in ranks]
+    assert [sorted(a["ids"]) for a in agreed] == kept
+    assert [a["steps"] for a in agreed] == [-(-len(kept[0]) // batch)] * world
+    assert all(a["in_actor"] for a in agreed)
     # DDP kept the replicas' parameters equal through every step
     assert ranks[0]["params"] == ranks[1]["params"]
     wait_for_free_cpus(4)  # the ranks' input workers went with their drivers: the cluster is whole for later tests

@@ -60,6 +60,12 @@ class OffloadDataset(PassThroughDataset):
         self.cpus_per_worker = float(cpus_per_worker)
         self.buffer = positive_int("offload()", "buffer", buffer)
         self.block = None if block is None else positive_int("offload()", "block", block)
+        if any(getattr(node, "agrees", False) for node in graph.walk(parent)):
+            raise InvalidArgumentError(
+                "offload(): the pipeline has an equal_steps() whose replicas agree at run time (counts not known "
+                "before the epoch), which needs this trainer's torch.distributed group, not an input worker's: put "
+                "equal_steps() after offload()"
+            )
 
     def _make_iterator(self) -> DatasetIterator:
         from parafeed.parallel.ray_input_workers import InputWorkers

@@ -7,7 +7,8 @@ Each rank takes its DATA share of ``range(N)`` (rank and world size from ``torch
 one Ray input worker (``offload``), and evens out the step count with ``equal_steps()``: N is odd, so rank 0 has one
 batch more than rank 1, and rank 1 must run a step of padding rows (weight 0) to stay in step with rank 0's
 all-reduces. Two epochs of real DDP optimizer steps; per epoch it records the ids of the real rows, the step count,
-and which processes computed the rows.
+and which processes computed the rows. Then one epoch with a filter on the input workers (rank 1 keeps a third of
+its ids): the counts are unknown and the ranks agree each step on the trainer side.
 """
 
 import json
@@ -37,6 +38,31 @@ def pipeline():
     return sharded, sharded.map(compute).batch(BATCH).offload(workers=1).equal_steps()
 
 
+def filtered():
+    """A filter on the input workers makes the counts unknown: the ranks agree each step on the trainer side."""
+    keep = (lambda x: x % 3 == 0) if dist.get_rank() else (lambda x: True)
+    ds = pf.Dataset.range(N).distribute(policy="DATA").filter(keep).map(compute).batch(BATCH)
+    return ds.offload(workers=1).equal_steps()
+
+
+def train(model, optimizer, ds):
+    """One epoch of DDP steps on ``ds``: the real rows' ids, the steps, the processes that computed them."""
+    ids, pids, in_actor, steps = [], set(), True, 0
+    for i, pid, actor, w in torch.utils.data.DataLoader(ds.to_torch(), batch_size=None):
+        x = (i.double() / N).unsqueeze(1)
+        losses = ((model(x) - (2 * x + 1)) ** 2).squeeze(1)
+        loss = (w.double() * losses).sum() / len(losses)
+        optimizer.zero_grad()
+        loss.backward()  # (an all-reduce: a rank with fewer steps would leave the other waiting here)
+        optimizer.step()
+        real = w == 1
+        ids += i[real].tolist()
+        pids.update(pid[real].tolist())
+        in_actor = in_actor and bool(actor[real].all())
+        steps += 1
+    return {"ids": ids, "steps": steps, "pids": sorted(pids), "in_actor": in_actor}
+
+
 def main(rank, world, port, address, out):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
     ray.init(address=address, log_to_driver=False, configure_logging=False)  # the test's cluster, not a new one
@@ -44,22 +70,8 @@ def main(rank, world, port, address, out):
     torch.manual_seed(0)
     model = DistributedDataParallel(torch.nn.Linear(1, 1).double())
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    epochs = []
-    for _ in range(EPOCHS):
-        ids, pids, in_actor, steps = [], set(), True, 0
-        for i, pid, actor, w in torch.utils.data.DataLoader(ds.to_torch(), batch_size=None):
-            x = (i.double() / N).unsqueeze(1)
-            losses = ((model(x) - (2 * x + 1)) ** 2).squeeze(1)
-            loss = (w.double() * losses).sum() / len(losses)
-            optimizer.zero_grad()
-            loss.backward()  # (an all-reduce: a rank with fewer steps would leave the other waiting here)
-            optimizer.step()
-            real = w == 1
-            ids += i[real].tolist()
-            pids.update(pid[real].tolist())
-            in_actor = in_actor and bool(actor[real].all())
-            steps += 1
-        epochs.append({"ids": ids, "steps": steps, "pids": sorted(pids), "in_actor": in_actor})
+    epochs = [train(model, optimizer, ds) for _ in range(EPOCHS)]
+    agreed = train(model, optimizer, filtered())
     params = [p.detach().flatten().tolist() for p in model.module.parameters()]
     result = {
         "rank": rank,
@@ -71,6 +83,7 @@ def main(rank, world, port, address, out):
         "plan": [sharded.plan.policy, sharded.plan.num_replicas, sharded.plan.replica_id, sharded.plan.counts],
         "len": len(ds),
         "epochs": epochs,
+        "agreed": agreed,
         "params": params,
     }
     dist.barrier()
