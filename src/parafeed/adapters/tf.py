@@ -237,17 +237,68 @@ class FeedStats:
             self.waited += seconds
 
 
+class FeedPositions:
+    """Where each of a worker's replicas stands after every batch of the epoch in progress, kept before the batch is
+    handed to TensorFlow: what to checkpoint under a strategy (pass one to :func:`distribute`).
+
+    ``states(steps)`` gives this worker's replicas' ``pf.distribute.save_state`` after ``steps`` batches of the epoch
+    (a step of the strategy takes one batch of every replica), for any step TensorFlow has read up to, however far
+    ahead it reads; ``replica_ids`` says whose. Resume from the list of every worker's states (any replica count), or
+    from one replica's with a RECORD or DATA split and nothing but map and batch after it.
+
+    Example:
+        >>> positions = pf.adapters.tf.FeedPositions()
+        >>> dist = pf.adapters.tf.distribute(strategy, make, 64, positions=positions)
+        >>> ...  # after step s of the epoch, with the model checkpoint:
+        >>> json.dump(positions.states(s), open(f"ckpt/input-{worker}.json", "w"))
+    """
+
+    KEPT_STEPS = 64  # TensorFlow reads at most a few batches ahead of training
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[int, list[dict]] = {}
+        self.replica_ids: list[int] = []
+        self.epochs = 0  # epochs begun
+
+    def begin(self, replica_ids: list[int], states: list[dict]) -> None:
+        with self._lock:
+            self.replica_ids, self._kept = list(replica_ids), {0: states}
+            self.epochs += 1
+
+    def record(self, steps: int, states: list[dict]) -> None:
+        with self._lock:
+            self._kept[steps] = states
+            self._kept.pop(steps - self.KEPT_STEPS, None)
+
+    def states(self, steps: int) -> list[dict]:
+        """This worker's replicas' states after ``steps`` batches of the epoch in progress."""
+        with self._lock:
+            found = self._kept.get(steps)
+        if found is None:
+            raise StateError(
+                f"FeedPositions: no state kept for step {steps} of the epoch in progress (steps kept: "
+                f"{sorted(self._kept)[:3]}...{sorted(self._kept)[-3:]}); ask for a step TensorFlow has read"
+            )
+        return found
+
+
 def dataset_fn(
     make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
-    repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | None = None,
+    repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | list[dict] | None = None,
+    positions: FeedPositions | None = None,
 ) -> Callable[[Any], Any]:  # fmt: skip
     """A function for ``strategy.distribute_datasets_from_function``: for the worker's ``tf.distribute.InputContext``
     it builds ``make_pipeline(num_replicas, replica_id, batch_size)`` for each of the worker's replicas (global
     replica ids; ``batch_size`` is the per-replica share of ``global_batch_size``, or None) and interleaves their
     batches so that replica ``r`` receives its own pipeline's. ``repeat`` repeats the epochs (what ``tf_keras`` needs
     with ``steps_per_epoch``); ``stats`` (a :class:`FeedStats`) measures how long TensorFlow waited for batches;
-    ``resume_from`` (a state from ``pf.distribute.save_state`` on any replica) makes the first epoch go on from it,
-    on any number of replicas (see ``pf.distribute.resume``), and the later ones follow as they would have.
+    ``resume_from`` (a state from ``pf.distribute.save_state`` on any replica, or the list of every replica's) makes
+    the first epoch go on from it, on any number of replicas (see ``pf.distribute.resume``), and the later ones
+    follow as they would have. When the batch counts are not known before the epoch (a filter after the split), the
+    replicas agree at every step: the worker's replicas are read on threads of their own, and the workers of a
+    MultiWorkerMirroredStrategy add their votes with TensorFlow's collective ops. ``positions`` (a
+    :class:`FeedPositions`) keeps the replicas' states after every batch, to checkpoint with the model.
     """
 
     def fn(input_context: Any) -> Any:
@@ -267,7 +318,9 @@ def dataset_fn(
             agree = lambda: LocalGroup(replicas, per_worker, combine)  # noqa: E731
         # the count stays unknown: TensorFlow would report this worker's element count (steps x local replicas)
         # as the distributed dataset's cardinality, which Keras takes for the number of steps
-        out = _from_generator(lambda: _lockstep(epochs, list(ids), stats, agree), _common_signature(pipelines), UNKNOWN)
+        out = _from_generator(
+            lambda: _lockstep(epochs, list(ids), stats, agree, positions), _common_signature(pipelines), UNKNOWN
+        )
         return out.repeat() if repeat else out
 
     return fn
@@ -275,7 +328,8 @@ def dataset_fn(
 
 def distribute(
     strategy: Any, make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
-    repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | None = None,
+    repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | list[dict] | None = None,
+    positions: FeedPositions | None = None,
 ) -> Any:  # fmt: skip
     """A ``tf.distribute.DistributedDataset`` in which every replica of ``strategy`` reads its own parafeed pipeline,
     ``make_pipeline(num_replicas, replica_id, batch_size)`` (see :func:`dataset_fn`).
@@ -287,7 +341,7 @@ def distribute(
         ...             .equal_steps().prefetch(pf.AUTOTUNE))
         >>> model.fit(pf.adapters.tf.distribute(strategy, make, global_batch_size=64), epochs=5)
     """
-    fn = dataset_fn(make_pipeline, global_batch_size, repeat, stats, resume_from)
+    fn = dataset_fn(make_pipeline, global_batch_size, repeat, stats, resume_from, positions)
     return strategy.distribute_datasets_from_function(fn)
 
 
@@ -330,7 +384,8 @@ def _agree_at_run_time(ds: Dataset) -> bool:
 
 
 def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None,
-              agree: Callable[[], LocalGroup] | None = None) -> Iterator[Any]:  # fmt: skip
+              agree: Callable[[], LocalGroup] | None = None,
+              positions: FeedPositions | None = None) -> Iterator[Any]:  # fmt: skip
     """One batch of each pipeline in turn, until all end together (else a clear error, not a hung strategy).
 
     With ``agree`` (replicas that vote each step), every replica's iterator is made and read on a thread of its own,
@@ -350,6 +405,8 @@ def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None,
         iterators = list(pool.map(start, epochs))
         pull = lambda: list(pool.map(_next_or_end, iterators))  # noqa: E731
     step = 0
+    if positions is not None:
+        positions.begin(ids, [save_state(it, 0) for it in iterators])
     try:
         while True:
             started = stats.clock() if stats is not None else 0.0
@@ -365,8 +422,10 @@ def _lockstep(epochs: list[Epochs], ids: list[int], stats: FeedStats | None,
                     "synchronous strategy needs the same number of batches on every replica. End each pipeline "
                     "with .equal_steps() (give `steps=` when filters make the counts unknowable in advance)."
                 )
-            yield from pulled
             step += 1
+            if positions is not None:  # kept before TensorFlow can train on the batches
+                positions.record(step, [save_state(it, step) for it in iterators])
+            yield from pulled
     finally:
         for it in iterators:
             it.close()
@@ -384,24 +443,66 @@ def _next_or_end(it: Any) -> Any:
         return _END
 
 
-_INSTANCE_KEYS = itertools.count(1)
-VOTES_GROUP_KEY = 0x7066  # the collective group of the workers' votes (apart from the strategy's own keys)
+_VOTE_SERIALS = itertools.count()  # worker_votes() calls: every worker makes them in the same order
+VOTES_GROUP_KEY = 0x7066  # the first collective group of the workers' votes (far above the strategy's own keys)
+_EPOCH_GROUPS = 1 << 16  # vote groups per worker_votes() call: one per epoch (used again after that many epochs)
+_LEFT = -float(1 << 20)  # the vote of a worker that has left the epoch (every sum of real votes is >= 0)
 
 
 def worker_votes(workers: int) -> Callable[[int, int], int]:
     """(round, this worker's sum of votes) -> the sum over all ``workers``, through TensorFlow's collective ops (what
-    MultiWorkerMirroredStrategy configured in this process); every worker calls it for the same rounds in order."""
+    MultiWorkerMirroredStrategy configured in this process); every worker calls it for the same rounds in order, and
+    iterates one iterator of the dataset at a time.
+
+    Each epoch (its rounds start again at 0) votes in a collective group of its own, round ``k`` as instance
+    ``k + 1``. An epoch left before its end (a ``break``, or the end of a Keras ``fit`` while the input was read
+    ahead) can leave one worker waiting for a round that the others will never vote on: such a vote must never pair
+    with a later round, and when a worker starts its next epoch it votes ``_LEFT`` for the round after its last one
+    of the previous epoch, which ends such a wait at once (with an error, in an iterator nobody reads any more). For
+    the same reason the collective has no timeout of its own (TensorFlow aborts every collective of the process, the
+    training step's included, when one times out): the wait for votes is bounded by ``LocalGroup``'s
+    ``AGREE_SECONDS``, and a worker that dies fails the vote through MultiWorkerMirroredStrategy's health checks.
+    """
+    import contextlib
+
     import tensorflow as tf
 
-    from parafeed.distribute.agreement import AGREE_SECONDS
+    from parafeed.errors import UnavailableError
 
-    def combine(round_: int, mine: int) -> int:
+    first = next(_VOTE_SERIALS) * _EPOCH_GROUPS
+    lock = threading.Lock()
+    epoch, last = -1, -1  # the epoch in progress and its last round so far
+
+    def group_of(epoch: int) -> int:
+        return VOTES_GROUP_KEY + (first + epoch % _EPOCH_GROUPS) % (2**31 - 1 - VOTES_GROUP_KEY)
+
+    def reduce(group: int, instance: int, vote: float) -> float:
         with tf.device("/CPU:0"):
             total = tf.raw_ops.CollectiveReduceV2(
-                input=tf.constant([float(mine)]), group_size=workers, group_key=VOTES_GROUP_KEY,
-                instance_key=next(_INSTANCE_KEYS), ordering_token=[], merge_op="Add", final_op="Id",
-                timeout_seconds=AGREE_SECONDS,
+                input=tf.constant([vote]), group_size=workers, group_key=group, instance_key=instance,
+                ordering_token=[], merge_op="Add", final_op="Id",
             )  # fmt: skip
-        return int(total.numpy()[0])
+        return float(total.numpy()[0])
+
+    def leave(group: int, instance: int) -> None:
+        # (it waits for good where no worker waits for that round: a thread, no more; it fails where a worker is
+        # gone, which the training step reports)
+        with contextlib.suppress(Exception):
+            reduce(group, instance, _LEFT)
+
+    def combine(round_: int, mine: int) -> int:
+        nonlocal epoch, last
+        with lock:
+            if round_ == 0:
+                if epoch >= 0:
+                    threading.Thread(target=leave, args=(group_of(epoch), last + 2), daemon=True).start()
+                epoch += 1
+            group, last = group_of(epoch), round_
+        total = reduce(group, round_ + 1, float(mine))
+        if total < 0:
+            raise UnavailableError(
+                f"another worker left the epoch before round {round_} of the votes (it started its next epoch)"
+            )
+        return int(total)
 
     return combine

@@ -16,10 +16,10 @@ trains a small tf_keras model with ``strategy.run``, whose replica function retu
   there by the test) with ``resume_from=``, finishes that epoch and trains the next one whole, then writes
   ``WORKDIR/result-{index}.json``.
 
-The adapter does not expose the position of what the strategy trained on, so the state is computed beside it: an
-iterator of this replica's own pipeline (``pf.checkpoint.Epochs``, as the adapter makes them), advanced one batch per
-training step. The pipeline is deterministic, so it is at the position of the batches trained on; the log keeps its
-ids next to the trained ones and the test checks they are the same.
+The checkpoint's input state is the adapter's (``pf.adapters.tf.FeedPositions``: the replica's state after each
+batch, kept before TensorFlow reads it). An iterator of this replica's own pipeline (``pf.checkpoint.Epochs``, as the
+adapter makes them) runs beside the strategy, one batch per training step: the log keeps its ids next to the trained
+ones and the test checks they are the same (the strategy trains each replica on its own pipeline's batches, in order).
 """
 
 import json
@@ -82,8 +82,9 @@ def main(index: int, ports: str, workdir: str, stop_at: int, files: list[str]) -
     def make(num_replicas, replica_id, batch_size):
         return pipeline(files, num_replicas, replica_id, batch_size)
 
-    feed = pf.adapters.tf.distribute(strategy, make, GLOBAL_BATCH, resume_from=state)
-    beside = pf.checkpoint.Epochs(make(replicas, index, GLOBAL_BATCH // replicas), state)  # for the positions
+    positions = pf.adapters.tf.FeedPositions()
+    feed = pf.adapters.tf.distribute(strategy, make, GLOBAL_BATCH, resume_from=state, positions=positions)
+    beside = pf.checkpoint.Epochs(make(replicas, index, GLOBAL_BATCH // replicas), state)  # the order trained in
 
     with strategy.scope():
         model = keras.Sequential(
@@ -119,7 +120,8 @@ def main(index: int, ports: str, workdir: str, stop_at: int, files: list[str]) -
             log.write(json.dumps(line) + "\n")
             log.flush()
             if stop_at and step == stop_at and index == 0:  # the chief's checkpoint: weights and input position
-                checkpoint = {"epoch": epoch, "state": pf.distribute.save_state(expected, step)}
+                (mine,) = positions.states(step)  # (one replica per worker)
+                checkpoint = {"epoch": epoch, "state": mine}
                 checkpoint["weights"] = [w.tolist() for w in model.get_weights()]
                 write_json(os.path.join(workdir, "checkpoint.json"), checkpoint)
             if stop_at and step == stop_at + 1:  # pre-empted: wait (serving the peers' requests) to be killed
