@@ -1,5 +1,5 @@
-"""One worker of a MultiWorkerMirroredStrategy job whose replicas agree on their steps at run time (run twice by
-tests/adapters/test_tf_agreed.py).
+"""One worker of a MultiWorkerMirroredStrategy job whose replicas agree on their steps at run time
+(tests/adapters/test_tf_agreed.py starts two per job).
 
 Usage: python -m tests.adapters.jobs.multiworker_agreed INDEX PORTS MODE OUT.json FILE...
 
@@ -10,7 +10,8 @@ ops, beside the strategy's own all-reduces of the training step).
 
 - ``MODE`` = ``train``: for each policy of POLICIES, two epochs of one distributed dataset in a custom loop
   (``strategy.run`` of a small tf_keras model's train step, which returns the ids and weights the replica trained on),
-  then a ``model.fit`` of 2 epochs on a new one, steps counted by a callback. Writes ``{policy: result}`` to OUT.json.
+  then a ``model.fit`` of 2 epochs on a new, repeated one (tf_keras needs ``steps_per_epoch`` with a distributed
+  dataset), steps counted by a callback. Writes ``{policy: result}`` to OUT.json.
 - ``MODE`` = ``die``: worker 1 exits (``os._exit(3)``) after the first step of the second epoch; worker 0 writes the
   error it got and how long after its last step it came (or ``"error": null`` if training went on) to OUT.json.
 """
@@ -120,8 +121,10 @@ def run(strategy, keras, policy: str, files: list[str]) -> dict:
         def on_train_batch_end(self, batch, logs=None):
             steps[-1] += 1
 
-    fit_feed = pf.adapters.tf.distribute(strategy, make(files, policy, with_ids=False), GLOBAL_BATCH)
-    history = model.fit(fit_feed, epochs=2, verbose=0, callbacks=[CountSteps()])
+    # each repetition of the feed is an epoch of its own votes, as long as the custom loop's
+    fit_feed = pf.adapters.tf.distribute(strategy, make(files, policy, with_ids=False), GLOBAL_BATCH, repeat=True)
+    per_epoch = result["epochs"][0]["steps"]
+    history = model.fit(fit_feed, epochs=2, steps_per_epoch=per_epoch, verbose=0, callbacks=[CountSteps()])
     result["fit_steps"] = steps
     result["fit_loss"] = history.history["loss"]
     result["finite"] = bool(np.all(np.isfinite(result["losses"] + result["fit_loss"])))
@@ -146,7 +149,8 @@ def die(strategy, keras, index: int, files: list[str]) -> dict:
                 if index == 1 and epoch == 1:
                     os._exit(DIE_EXIT)
     except Exception as err:  # what the survivor sees
-        return {"error": f"{type(err).__name__}: {err}", "seconds": time.monotonic() - last, "steps": steps}
+        error = f"{type(err).__module__}.{type(err).__name__}: {err}"
+        return {"error": error, "seconds": time.monotonic() - last, "steps": steps}
     return {"error": None, "seconds": time.monotonic() - last, "steps": steps}
 
 
