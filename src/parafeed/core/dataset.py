@@ -549,9 +549,11 @@ class Dataset(DatasetSources):
         buffer: int = 2,
         block: int | None = None,
         name: str | None = None,
+        executor: str = "ray",
     ) -> Dataset:
-        """Run the pipeline so far on Ray input workers (actors across a Ray cluster); the elements arrive here in
-        the same order as on one host, exactly once even when workers die (see ``docs/scale-out.md``).
+        """Run the pipeline so far on Ray input workers (actors across a Ray cluster), or with
+        ``executor="process"`` on worker processes of this host; the elements arrive here in the same order as on one
+        host, exactly once even when workers die (see ``docs/scale-out.md``).
 
         Args:
             workers: input workers (Ray actors) to run on; AUTOTUNE: 2 to start with, then more while the trainer
@@ -561,6 +563,9 @@ class Dataset(DatasetSources):
             buffer: calls each worker has requested ahead of the trainer (a call carries as many blocks as take
                 about 30 Ray round trips).
             block: elements of this pipeline in one worker's block (default: 1 when it ends in a batch, else 32).
+            executor: ``"ray"`` (actors of the Ray cluster this process is connected to) or ``"process"`` (worker
+                processes of this host, no Ray: the whole pipeline off the trainer's Python; AUTOTUNE: one per
+                core; ``cpus_per_worker`` does not apply).
 
         Example:
             >>> ds = (pf.TFRecordDataset(files).distribute().map(decode).batch(64)
@@ -568,7 +573,7 @@ class Dataset(DatasetSources):
         """
         from parafeed.ops.offload import OffloadDataset
 
-        return OffloadDataset(self, workers, cpus_per_worker, buffer, block, name=name)
+        return OffloadDataset(self, workers, cpus_per_worker, buffer, block, name=name, executor=executor)
 
     def prefetch(self, buffer_size: int, name: str | None = None) -> Dataset:
         """Produce up to ``buffer_size`` elements ahead on a background thread."""

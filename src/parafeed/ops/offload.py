@@ -50,8 +50,11 @@ class OffloadDataset(PassThroughDataset):
     kind = ONE_TO_ONE
 
     def __init__(self, parent: Dataset, workers: int, cpus_per_worker: float, buffer: int, block: int | None,
-                 name: str | None = None):  # fmt: skip
+                 name: str | None = None, executor: str = "ray"):  # fmt: skip
         super().__init__(parent, name=name)
+        if executor not in ("ray", "process"):
+            raise InvalidArgumentError(f"offload(): `executor` must be 'ray' or 'process', got {executor!r}")
+        self.executor = executor
         if workers != AUTOTUNE:
             positive_int("offload()", "workers", workers)
         if not cpus_per_worker > 0:
@@ -83,7 +86,13 @@ class OffloadDataset(PassThroughDataset):
             )
         run = current_scope().run or RunContext(parent, parent.options())
         pipeline = graph.replace(parent, split, BlockShardDataset(split, block))  # what every input worker runs
-        workers = InputWorkers(self, pipeline, self.cpus_per_worker, self.buffer, units, run.shared(parent))
+        workers: Any
+        if self.executor == "process":
+            from parafeed.parallel.local_input_workers import LocalInputWorkers
+
+            workers = LocalInputWorkers(pipeline, self.buffer, units, run.shared(parent))
+        else:
+            workers = InputWorkers(self, pipeline, self.cpus_per_worker, self.buffer, units, run.shared(parent))
         return _OffloadIterator(self, workers)
 
 

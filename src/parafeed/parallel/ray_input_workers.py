@@ -46,8 +46,9 @@ _runs = itertools.count(1)  # a number for every start of the workers, naming th
 class InputWorker:
     """One input worker (wrapped with ``ray.remote`` where it is used)."""
 
-    def __init__(self, pipeline: Any, path: list[str]):
-        ray_cluster.adopt_path(path)
+    def __init__(self, pipeline: Any, path: list[str] | None = None):
+        if path is not None:  # (a Ray actor: the driver's import path; a local worker process has it already)
+            ray_cluster.adopt_path(path)
         self._pipeline = pipeline
         self._it: Any = None
         self._run = (0, threading.Event())  # the number of the trainer's start this worker runs, and its stop
