@@ -6,8 +6,8 @@ worker processes (:mod:`parafeed.parallel.process_startup`: fresh interpreters, 
 runs the pipeline with the block shard as input worker ``k`` of ``K`` (:class:`InputWorker`, the Ray actor's class,
 given to the process as its function), the trainer takes blocks round-robin in the one-host order, every block comes
 back with the worker's state after it, and a worker whose process dies is replaced by a new one started from that
-state. Blocks come back through the worker's shared-memory ring: array data is written there by the worker and copied
-out once by the trainer, outside the pickle.
+state. A call's blocks come back in a shared-memory segment of their own: the worker writes the arrays' data there
+once, and the trainer's arrays are views of it (no copy, no pickle of the data): the trainer's cost is per call.
 """
 
 from __future__ import annotations
@@ -15,9 +15,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import pickle
+import secrets
 import time
 import warnings
 from typing import Any
+
+import numpy as np
 
 from parafeed.core.dataset import AUTOTUNE
 from parafeed.core.options import schedulable_cpus
@@ -25,7 +29,7 @@ from parafeed.errors import WorkerError
 from parafeed.parallel.executor import Outcome
 from parafeed.parallel.process_startup import Worker, give_spares, stop_all, take_spares
 from parafeed.parallel.remote_errors import unpack_error
-from parafeed.parallel.shm import RingClosed, decode, encode
+from parafeed.parallel.shm import OUT_OF_BAND_MIN, RingClosed, decode, encode, map_segment, unlink_segment
 
 Block = tuple[list[Outcome], dict[str, Any], bool]
 BLOCKS_PER_CALL = 4  # blocks a call asks for (a call's round trip here is a fraction of a millisecond)
@@ -51,7 +55,51 @@ class _Commands:
         if command[0] == "start":
             self._worker.start(*command[1:], 0)
             return None
-        return self._worker.blocks(*command[1:])
+        return to_segment(self._worker.blocks(*command[1:]))
+
+
+def to_segment(value: Any) -> tuple[bytes, str | None, list[int]]:
+    """``value`` pickled with its large buffers (array data) in a new shared-memory segment: (pickle, the segment's
+    name or None, the buffers' sizes). The receiver maps it with :func:`from_segment`, which removes its name."""
+    buffers: list[memoryview] = []
+
+    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+        raw = buffer.raw()
+        if raw.nbytes < OUT_OF_BAND_MIN:
+            return True
+        buffers.append(raw)
+        return False
+
+    payload = pickle.dumps(value, protocol=5, buffer_callback=out_of_band)
+    if not buffers:
+        return payload, None, []
+    sizes = [b.nbytes for b in buffers]
+    name = "psm_" + secrets.token_hex(8)
+    memory = map_segment(name, create=sum(sizes))
+    at = 0
+    for b in buffers:
+        memory[at : at + b.nbytes] = b
+        at += b.nbytes
+    memory.close()
+    return payload, name, sizes
+
+
+def from_segment(packed: tuple[bytes, str | None, list[int]]) -> Any:
+    """What :func:`to_segment` packed; the arrays are views of the segment (no copy), which is removed by name at
+    once and freed when the last of them is gone."""
+    payload, name, sizes = packed
+    if name is None:
+        return pickle.loads(payload)
+    try:
+        memory = map_segment(name)
+    finally:
+        unlink_segment(name)
+    whole = np.frombuffer(memory, np.uint8)
+    parts, at = [], 0
+    for size in sizes:
+        parts.append(whole[at : at + size])
+        at += size
+    return pickle.loads(payload, buffers=parts)
 
 
 class _Local:
@@ -154,9 +202,10 @@ class LocalInputWorkers:
             worker.calls.remove(seq)
             if not ok:
                 raise WorkerError(f"offload(): input worker process {worker.index} failed") from unpack_error(value)
-            if value is not None:  # (blocks: keep the worker busy)
-                self._request(worker)
-            return value
+            if value is None:  # (a start)
+                return None
+            self._request(worker)  # (blocks: keep the worker busy)
+            return from_segment(value)
 
     def _replace(self, worker: _Local) -> None:
         """A new process for ``worker`` (its own died), started from the last state received from it."""
@@ -184,7 +233,9 @@ class LocalInputWorkers:
                         if not process.alive() or time.monotonic() > deadline:
                             raise EOFError
                     seq, encoded, _ = process.conn.recv()
-                    decode(encoded, process.out_ring)
+                    ((ok, value),) = decode(encoded, process.out_ring)
+                    if ok and value is not None:
+                        unlink_segment(value[1] or "")  # (its blocks are not wanted)
                     process.outstanding.pop(seq, None)
                 alive.append(process)
             except (EOFError, OSError, RingClosed):
