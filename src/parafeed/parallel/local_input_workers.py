@@ -246,4 +246,3 @@ class LocalInputWorkers:
     def close(self) -> None:
         """Drop the calls in flight and keep the processes warm for the next pool (:func:`give_spares`)."""
         give_spares(self._drain())
-
