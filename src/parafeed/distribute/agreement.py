@@ -230,13 +230,15 @@ class TorchAgreement:
     def count(self, ballot: Any) -> int:
         tensor, work = ballot
         deadline = time.monotonic() + AGREE_SECONDS
+        pause = 20e-6  # (polled, a wait cannot be interrupted when the consumer closes; the pause grows to 1 ms)
         try:
-            while not work.is_completed():  # (polled: a wait cannot be interrupted when the consumer closes)
+            while not work.is_completed():
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"no answer in {AGREE_SECONDS:.0f} s")
                 if stopped():
                     raise UnavailableError("equal_steps(): the iterator was closed while waiting for the votes")
-                time.sleep(POLL_SECONDS / 50)
+                time.sleep(pause)
+                pause = min(2 * pause, 1e-3)
             work.wait()
         except RuntimeError as err:
             raise UnavailableError(
