@@ -103,12 +103,13 @@ def hung_rule() -> str:
 _slowest_start = 0.0  # the longest an actor call of a launch took to finish, in this process
 
 
-def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str) -> list[int]:
+def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str, placed: int = 0) -> list[int]:
     """The indices of the actor calls in ``starts`` (one per new or reused actor) that finished, waiting at most
     ``ACTOR_WAIT_SECONDS`` for the first and, once some have, ``START_GRACE_SECONDS`` (or twice the slowest start seen
     so far, up to 30 s) more for the others while the cluster has no CPU free for them (they would wait for a CPU
-    another job holds). Errors of the calls are raised (``ray.get``); no call finished in time: :class:`WorkerError`.
-    The caller kills the actors left out."""
+    another job holds). The first ``placed`` calls go to actors that hold their CPU already (reused: one may still
+    be finishing an interrupted call), which are waited for up to ``ACTOR_WAIT_SECONDS``. Errors of the calls are
+    raised (``ray.get``); no call finished in time: :class:`WorkerError`. The caller kills the actors left out."""
     global _slowest_start
     index = {ref: k for k, ref in enumerate(starts)}
     pending, done = list(starts), []
@@ -125,7 +126,8 @@ def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str) 
         if not pending:
             break
         full = cpus(ray)[1] < cpus_per_actor
-        stuck_since = (stuck_since or now) if done and full else None
+        waiting_for_cpu = all(index[ref] >= placed for ref in pending)
+        stuck_since = (stuck_since or now) if done and full and waiting_for_cpu else None
         if stuck_since is not None and now - stuck_since > max(START_GRACE_SECONDS, min(2 * _slowest_start, 30.0)):
             break
         if now > deadline:
@@ -192,6 +194,16 @@ class IdlePools:
 
 
 _all_idle: weakref.WeakSet[IdlePools] = weakref.WeakSet()
+
+
+def wait_until(test: Callable[[], bool], seconds: float = 5.0) -> bool:
+    """Poll ``test`` until it holds (True) or ``seconds`` pass (False)."""
+    deadline = time.monotonic() + seconds
+    while not test():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def reclaim_idle() -> bool:

@@ -212,13 +212,17 @@ class InputWorkers:
         pool = self._pool
         with ray_cluster.launch_lock:  # (another replica's launch counts the CPUs after this one's took theirs)
             asked = count
-            if len(pool.actors) + pool.free() < (AUTOTUNE_START if count == AUTOTUNE else count):
-                ray_cluster.reclaim_idle()  # other steps' idle workers give their CPUs to this one
+            wanted = AUTOTUNE_START if count == AUTOTUNE else count
+            if len(pool.actors) + pool.free() < wanted and ray_cluster.reclaim_idle():
+                # other steps' idle workers gave their CPUs to this one: until Ray shows them free (a loaded host
+                # takes longer than reclaim_idle's pause), for a few seconds at most
+                ray_cluster.wait_until(lambda: len(pool.actors) + pool.free() >= wanted)
             room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
             count = min(room, AUTOTUNE_START if count == AUTOTUNE else count)
             while len(pool.actors) > count:
                 pool.kill(pool.actors.pop())
             new = count - len(pool.actors)
+            placed = len(pool.actors)
             free_before = ray_cluster.cpus(self._ray)[1]
             while len(pool.actors) < count:
                 pool.actors.append(pool.new_actor())
@@ -228,7 +232,7 @@ class InputWorkers:
                 a.start.remote(self._run, (count, k, first), state, self._number) for k, a in enumerate(pool.actors)
             ]
             try:
-                started = ray_cluster.await_starts(self._ray, starts, self._cpus, "offload()")
+                started = ray_cluster.await_starts(self._ray, starts, self._cpus, "offload()", placed)
             except WorkerError:
                 pool.shutdown()
                 raise
