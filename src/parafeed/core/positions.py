@@ -170,9 +170,6 @@ class Consumption:
         self.iterators: dict[int, Any] = {}  # id(node) -> its iterator
         self.share: Any = None  # (ids, ranks) of the replica's share, set by the split's iterator
 
-    def __contains__(self, node: Dataset) -> bool:
-        return id(node) in self.iterators
-
     def __getitem__(self, node: Dataset) -> Any:
         return self.iterators[id(node)]
 

@@ -78,9 +78,10 @@ def resume(dataset: Dataset, state: dict | list[dict]) -> DatasetIterator:
     n, r = (plan.num_replicas, plan.replica_id) if plan is not None else (1, 0)
     own = [s for s in states if (s["num_replicas"], s.get("replica_id", r)) == (n, r)]
     if plan is None or own:  # this replica's own state: restore it exactly
-        it = iterate(dataset, resumed=pass_point(own[0] if own else states[0]))
+        mine = own[0] if own else states[0]
+        it = iterate(dataset, resumed=pass_point(mine))
         try:
-            it.set_state((own[0] if own else states[0])["loader"])
+            it.set_state(mine["loader"])
         except BaseException:
             it.close()
             raise
