@@ -1,6 +1,5 @@
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -10,7 +9,7 @@ import tensorflow as tf
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
-from tests.adapters.data import write_files
+from tests.adapters.data import free_ports, write_files
 from tests.helpers import assert_elements_equal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -160,16 +159,6 @@ def test_keras_fit_under_mirrored_strategy(tmp_path):
     assert result["agreed_fit_steps"] == [-(-max(map(len, kept)) // 8)] * 2
     assert result["finite"] and result["loss"][-1] < 0.5 * result["loss"][0]
     assert result["accuracy"][-1] > 0.85
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 POLICIES = ["FILE", "AUTO"]

@@ -5,28 +5,17 @@ training step's gradients. The workers are tests/adapters/jobs/multiworker_agree
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.adapters.data import write_files
+from tests.adapters.data import free_ports, write_files
 from tests.adapters.jobs.multiworker_agreed import DIE_EXIT, GLOBAL_BATCH, POLICIES, keeps
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES = [50, 7, 23, 2, 31]  # uneven files, 113 records
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def start_job(mode, tmp_path, files):

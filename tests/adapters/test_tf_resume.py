@@ -5,7 +5,6 @@ every worker. The workers are tests/adapters/jobs/multiworker_resume.py."""
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,22 +12,12 @@ import time
 import numpy as np
 import pytest
 
-from tests.adapters.data import write_files
+from tests.adapters.data import free_ports, write_files
 from tests.adapters.jobs.multiworker_resume import GLOBAL_BATCH
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES = [50, 7, 23, 2, 31]  # uneven files, 113 records
 STOP_AT = 4  # job 1 checkpoints after this step of epoch 0, trains one step more and is killed
-
-
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def start(workers, workdir, stop_at, files):
