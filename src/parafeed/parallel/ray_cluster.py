@@ -151,11 +151,13 @@ def settle(ray: Any, free: float) -> None:
 class IdlePools:
     """Actor pools kept between runs of a step (by ``id(step)``): the next epoch starts on warm actors. A pool is
     shut down when its step is collected, when a running step needs its CPUs (:func:`reclaim_idle`), or when it was
-    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`) and ``shutdown()``."""
+    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`), ``held()`` (the CPUs its actors
+    hold) and ``shutdown()``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: dict[int, Any] = {}
+        self._lent: weakref.WeakSet[Any] = weakref.WeakSet()  # pools borrowed by running steps
         _all_idle.add(self)
 
     def borrow(self, step: Any, ray: Any, make: Callable[[], Any]) -> Any:
@@ -167,10 +169,14 @@ class IdlePools:
         if pool is None:
             pool = make()
             weakref.finalize(step, self._forget, key)
+        with self._lock:
+            self._lent.add(pool)
         return pool
 
     def give_back(self, step: Any, pool: Any, broken: bool) -> None:
         """Keep ``pool`` for the step's next run, unless calls were still running on it (an abandoned run)."""
+        with self._lock:
+            self._lent.discard(pool)
         if broken:
             pool.shutdown()
             return
@@ -178,6 +184,11 @@ class IdlePools:
             old, self._idle[id(step)] = self._idle.get(id(step)), pool
         if old is not None and old is not pool:
             old.shutdown()
+
+    def lent(self) -> list[Any]:
+        """The pools borrowed and not given back yet."""
+        with self._lock:
+            return list(self._lent)
 
     def reclaim(self) -> bool:
         with self._lock:
@@ -204,6 +215,12 @@ def wait_until(test: Callable[[], bool], seconds: float = 5.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def lent_cpus(ray: Any) -> float:
+    """The CPUs that the actors of the pools running steps in this process hold on the cluster ``ray`` is on."""
+    here = session(ray)
+    return float(sum(pool.held() for pools in list(_all_idle) for pool in pools.lent() if pool.cluster == here))
 
 
 def reclaim_idle() -> bool:

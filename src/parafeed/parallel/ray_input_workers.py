@@ -133,6 +133,9 @@ class WorkerPool:
         _, free = ray_cluster.cpus(self.ray)
         return int(free // self._cpus) if self._cpus else 1 << 30
 
+    def held(self) -> float:
+        return len(self.actors) * self._cpus
+
     def new_actor(self) -> Any:
         return self._class.remote(self._pipeline_ref, self._path)
 
@@ -215,8 +218,11 @@ class InputWorkers:
             wanted = AUTOTUNE_START if count == AUTOTUNE else count
             if len(pool.actors) + pool.free() < wanted and ray_cluster.reclaim_idle():
                 # other steps' idle workers gave their CPUs to this one: until Ray shows them free (a loaded host
-                # takes longer than reclaim_idle's pause), for a few seconds at most
-                ray_cluster.wait_until(lambda: len(pool.actors) + pool.free() >= wanted)
+                # takes longer than reclaim_idle's pause), for a few seconds at most; not waiting for the CPUs that
+                # other running steps of this process hold (another replica's workers may hold them all epoch)
+                total, others = ray_cluster.cpus(self._ray)[0], ray_cluster.lent_cpus(self._ray) - pool.held()
+                reachable = min(wanted, len(pool.actors) + int((total - others) // self._cpus)) if self._cpus else 0
+                ray_cluster.wait_until(lambda: len(pool.actors) + pool.free() >= reachable)
             room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
             count = min(room, AUTOTUNE_START if count == AUTOTUNE else count)
             while len(pool.actors) > count:
