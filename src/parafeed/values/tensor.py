@@ -330,8 +330,14 @@ def tensor_leaves(element: Any, strings: bool = True) -> Any:
     """``element`` with its array, scalar and (with ``strings``) ``bytes`` leaves as Tensors (sparse and ragged
     leaves, datasets and structures as they are): the arguments of a user function that calls tensor methods."""
     t = type(element)
+    if t is np.ndarray:  # (the common cases first: this runs on every result of every op)
+        return element.view(Tensor)
+    if t is Tensor:
+        return element
+    if t is dict:
+        return {k: tensor_leaves(v, strings) for k, v in element.items()}
     if t is tuple or t is list:
-        return t(tensor_leaves(v, strings) for v in element)
+        return t([tensor_leaves(v, strings) for v in element])
     if isinstance(element, tuple) and hasattr(t, "_fields"):
         return t(*(tensor_leaves(v, strings) for v in element))
     if isinstance(element, dict):
@@ -341,14 +347,18 @@ def tensor_leaves(element: Any, strings: bool = True) -> Any:
     return element
 
 
-_calls = threading.local()  # .tensors: inside a function that gets Tensors (string results are Tensors too)
+class _Calls(threading.local):
+    tensors = False  # inside a function that gets Tensors (string results are Tensors too)
+
+
+_calls = _Calls()
 
 
 @contextlib.contextmanager
 def tensors_everywhere() -> Iterator[None]:
     """Inside the block, operations give Tensors for scalar strings too (a function written for TensorFlow may call
     ``.dtype`` or ``.numpy()`` on what ``read_file`` or a parser returns)."""
-    outer = getattr(_calls, "tensors", False)
+    outer = _calls.tensors
     _calls.tensors = True
     try:
         yield
@@ -364,7 +374,7 @@ def tensor_results(fn: Any) -> Any:
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        return tensor_leaves(fn(*args, **kwargs), strings=getattr(_calls, "tensors", False))
+        return tensor_leaves(fn(*args, **kwargs), strings=_calls.tensors)
 
     call.__wrapped__ = fn
     return call

@@ -9,6 +9,7 @@ static problem: a bad rank, a bad method name) and ``tf.errors.InvalidArgumentEr
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any
 
@@ -67,9 +68,16 @@ def image(
     return dtype(op, x, dtypes, name)
 
 
+@functools.lru_cache(maxsize=64)
+def _native_dtypes(dtypes: tuple[str, ...]) -> frozenset[np.dtype]:
+    return frozenset(np.dtype(d) for d in dtypes)
+
+
 def dtype(op: str, x: np.ndarray, dtypes: tuple[str, ...], name: str = "image") -> np.ndarray:
     """``x`` if its dtype is one of ``dtypes``, else an ElementTypeError naming the dtypes the op takes."""
-    if x.dtype.name not in dtypes:
+    if x.dtype in _native_dtypes(dtypes):  # (a set lookup: ``dtype.name`` is Python code in NumPy)
+        return x
+    if x.dtype.name not in dtypes:  # (a byte order other than the native one)
         fix = (
             "; cast it with astype()" if x.dtype.kind == "b"
             else "; convert it with pf.image.convert_image_dtype()" if x.dtype.kind in "iuf" else ""
@@ -115,6 +123,8 @@ def _scalar(op: str, value: Any, name: str, kinds: str, what: str) -> np.ndarray
 def size(op: str, value: Any, name: str = "size") -> tuple[int, int]:
     """``(new_height, new_width)``: two integers, as TensorFlow's resize ops take them (checked for > 0 by
     :func:`positive`, which TensorFlow does when it runs)."""
+    if type(value) in (tuple, list) and len(value) == 2 and type(value[0]) is int and type(value[1]) is int:
+        return value[0], value[1]  # (the common case, without making an array)
     try:
         x = np.asarray(value)
     except ValueError:

@@ -70,7 +70,10 @@ def decode_jpeg(
         return decode_image(data, channels, expand_animations=False)
     data, channels = _jpeg_args(step, data, channels, ratio)
     try:
-        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
+        if channels and ratio == 1 and min_size is None:  # (the header is not needed: one parse less)
+            height = width = 0
+        else:
+            height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data, strict=not try_recover_truncated)
         if channels == 0:
             channels = 1 if colorspace == "Gray" else 3
         if min_size is not None:  # the largest power-of-two factor that keeps min_size (other factors are slow)

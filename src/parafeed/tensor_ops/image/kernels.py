@@ -315,13 +315,14 @@ def linear(x: np.ndarray, out_h: int, out_w: int, align_corners: bool, half_pixe
     n, h, w, c = x.shape
     if (h, w) == (out_h, out_w):
         return x.astype(F32)
-    y_lower, y_upper, y_frac, rows, lower_at, upper_at = linear_axis(h, out_h, align_corners, half_pixel)
-    x_lower, x_upper, x_frac, _, _, _ = linear_axis(w, out_w, align_corners, half_pixel)
     if _resize is not None and x.dtype in (np.uint8, F32) and x.size:
         out = np.empty((n, out_h, out_w, c), F32)
-        yl, yu, fy, xl, xu, fx = _as_int64((y_lower, y_upper, y_frac, x_lower, x_upper, x_frac))
+        yl, yu, fy = _c_linear_axis(h, out_h, align_corners, half_pixel)
+        xl, xu, fx = _c_linear_axis(w, out_w, align_corners, half_pixel)
         _resize.bilinear(np.ascontiguousarray(x), x.dtype == F32, n, h, w, c, yl, yu, fy, xl, xu, fx, out)
         return out
+    _, _, y_frac, rows, lower_at, upper_at = linear_axis(h, out_h, align_corners, half_pixel)
+    x_lower, x_upper, x_frac, _, _, _ = linear_axis(w, out_w, align_corners, half_pixel)
     source = x if len(rows) == h else np.take(x, rows, axis=1)
     left = _take(source, x_lower, 2).astype(F32, copy=False)
     across = _take(source, x_upper, 2).astype(F32, copy=False)
@@ -336,8 +337,13 @@ def linear(x: np.ndarray, out_h: int, out_w: int, align_corners: bool, half_pixe
     return out
 
 
-def _as_int64(axes: tuple[np.ndarray, ...]) -> list[np.ndarray]:
-    return [np.ascontiguousarray(a, np.int64 if a.dtype.kind == "i" else F32) for a in axes]
+@functools.lru_cache(maxsize=512)
+def _c_linear_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool) -> tuple[np.ndarray, ...]:
+    """:func:`linear_axis`'s ``(lower, upper, fraction)`` as the C kernel takes them: int64, int64, float32."""
+    lower, upper, fraction = linear_axis(n_in, n_out, align_corners, half_pixel)[:3]
+    return _frozen(
+        *(np.ascontiguousarray(a, np.int64 if a.dtype.kind == "i" else F32) for a in (lower, upper, fraction))
+    )
 
 
 def nearest(x: np.ndarray, out_h: int, out_w: int, align_corners: bool, half_pixel: bool) -> np.ndarray:
