@@ -122,25 +122,26 @@ def _produce(source: Any, marks: PositionMarks, out: queue.Queue[list[Any]], sto
         while not stop.is_set():
             items: list[Any] = [marks.mark(produced)]
             started = 0.0
-            while len(items) <= chunk:
+            if limit is not None:  # (once per hand-over: a Semaphore is Python code)
+                limit.acquire()
+            try:
+                while len(items) <= chunk:
+                    try:
+                        items.append(next(source))
+                    except StopIteration:
+                        items.append(_END)
+                    except BaseException as err:
+                        items.append(_Failure(err, marks.reset()))
+                    if type(items[-1]) is _Failure or items[-1] is _END:
+                        break
+                    now = time.perf_counter()
+                    if started == 0.0:
+                        started = now
+                    elif now - started >= CHUNK_SECONDS:
+                        break
+            finally:
                 if limit is not None:
-                    limit.acquire()
-                try:
-                    items.append(next(source))
-                except StopIteration:
-                    items.append(_END)
-                except BaseException as err:
-                    items.append(_Failure(err, marks.reset()))
-                finally:
-                    if limit is not None:
-                        limit.release()
-                if type(items[-1]) is _Failure or items[-1] is _END:
-                    break
-                now = time.perf_counter()
-                if started == 0.0:
-                    started = now
-                elif now - started >= CHUNK_SECONDS:
-                    break
+                    limit.release()
             # (a failure's mark is taken after it)
             produced = 0 if type(items[-1]) is _Failure else len(items) - 1 - (items[-1] is _END)
             while not stop.is_set():

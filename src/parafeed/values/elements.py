@@ -54,6 +54,8 @@ def to_leaf(value: Any, what: str = "element") -> Any:
         return value
     if t is np.ndarray:
         return _array_leaf(value, what)
+    if isinstance(value, np.ndarray):  # a subclass (pf.Tensor, what pf ops return): its data as a plain array
+        return _array_leaf(np.asarray(value), what)
     if t is bool:
         return np.bool_(value)
     if t is int:
