@@ -1,6 +1,7 @@
 """offload(executor="process"): the whole pipeline so far in worker processes of this host (no Ray). The same
 elements in the same order as on one host, errors in place, exactly once when a worker process is killed, when the
-count changes mid-epoch and across a checkpoint restored on another number of workers."""
+count changes mid-epoch and across a checkpoint restored on another number of workers; the shared-memory segments the
+batches come back in are recycled, never while a batch still views one, and none is left behind."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from tests.reliability.resources import baseline, mapped_shm, our_shm, wait_until_released
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -80,6 +82,63 @@ def test_a_killed_worker_process_is_replaced_from_its_last_state(on_host):
         got += [tolist(b) for b in it]
     assert got == on_host[0]
     assert it.replaced == 1
+
+
+def rows(x):
+    time.sleep(0.0005)
+    return np.full(1024, x, np.float32)  # (4 KiB: batches go through shared memory, not the pickle)
+
+
+def big_pipeline(n=800):
+    return pf.Dataset.range(n).map(rows).batch(8)
+
+
+def assert_batches(got, n=800):
+    assert len(got) == n // 8
+    for i, b in enumerate(got):
+        np.testing.assert_array_equal(b, np.repeat(np.arange(8 * i, 8 * i + 8, dtype=np.float32)[:, None], 1024, 1))
+
+
+def test_no_shared_memory_is_left_after_close_or_a_killed_worker():
+    base = baseline()
+    it = iter(big_pipeline().offload(workers=2, executor="process"))
+    got = [next(it).copy() for _ in range(20)]
+    seen = our_shm()
+    os.kill(it.actors[1].process.pid, signal.SIGKILL)
+    with pytest.warns(RuntimeWarning, match="was killed by signal 9; replacing it"):
+        for b in it:
+            got.append(b.copy())
+            seen |= our_shm()
+    del b  # (a view of the last segment)
+    assert_batches(got)
+    assert len(seen - base.ours) > 6  # (the answers' segments, besides the rings of 3 worker processes)
+    wait_until_released(base, seen_shm=seen)  # (spare workers released: their segments go with them)
+
+
+def test_batches_kept_by_the_user_never_change_while_memory_is_recycled():
+    ds = big_pipeline().offload(workers=2, executor="process")
+    for _ in ds:  # an epoch whose batches are dropped: their segments are free again
+        pass
+    kept = list(ds)  # every batch of an epoch, kept (views of the segments)
+    for _ in ds:  # another epoch in recycled segments, never those the kept batches view
+        pass
+    assert_batches(kept)
+    del kept  # their segments are free again: those beyond a few per worker are removed, and unmapped there
+    it = iter(ds)
+    next(it)
+    pids = [process.process.pid for process in it.actors]
+    for _ in it:
+        pass
+    assert all(len(mapped_shm(pid)) <= 8 for pid in pids)  # (2 rings and a few segments, not all the kept epoch used)
+
+
+def test_the_segments_are_recycled_across_calls_and_epochs():
+    ds = big_pipeline(1600).offload(workers=2, executor="process")  # 50 calls an epoch
+    before, seen = mapped_shm(), set()
+    for _ in range(3):
+        for _ in ds:
+            seen |= mapped_shm() - before
+    assert len(seen) <= 24  # the rings and a few segments per worker (not one per call: 150)
 
 
 def test_resize_and_restore_on_another_worker_count(on_host):
