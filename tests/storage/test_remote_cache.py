@@ -192,7 +192,7 @@ def test_processes_share_one_cache_and_a_killed_one_leaves_no_entry(s3, tmp_path
     finally:
         slow.stop()
     entries, parts = _listing(tmp_path / "cache")
-    assert entries == [] and len(parts) == 1
+    assert entries == [] and 1 <= len(parts) <= 2  # (a part per file begun: the next file may be read ahead)
 
     readers = [_reader(s3.url, tmp_path / "cache", urls) for _ in range(3)]  # at once, into the same cache
     for reader in readers:

@@ -151,8 +151,8 @@ def settle(ray: Any, free: float) -> None:
 class IdlePools:
     """Actor pools kept between runs of a step (by ``id(step)``): the next epoch starts on warm actors. A pool is
     shut down when its step is collected, when a running step needs its CPUs (:func:`reclaim_idle`), or when it was
-    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`), ``held()`` (the CPUs its actors
-    hold) and ``shutdown()``."""
+    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`) and ``shutdown()``; an offload's
+    has ``held()`` (the CPUs its actors hold) and ``used`` (when it was last used) too (:func:`lent_cpus`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -217,10 +217,16 @@ def wait_until(test: Callable[[], bool], seconds: float = 5.0) -> bool:
     return True
 
 
-def lent_cpus(ray: Any) -> float:
-    """The CPUs that the actors of the pools running steps in this process hold on the cluster ``ray`` is on."""
-    here = session(ray)
-    return float(sum(pool.held() for pools in list(_all_idle) for pool in pools.lent() if pool.cluster == here))
+ACTIVE_SECONDS = 2.0  # a lent pool counts as running while it was used this recently
+
+
+def lent_cpus(ray: Any, besides: Any) -> float:
+    """The CPUs that the actors of offload pools other than ``besides`` hold on the cluster ``ray`` is on, where they
+    run steps in this process now: lent, and used in the last ``ACTIVE_SECONDS`` (a pool's ``used``, if it has one;
+    an iterator abandoned without ``close`` holds its pool lent until it is collected)."""
+    here, since = session(ray), time.monotonic() - ACTIVE_SECONDS
+    lent = [pool for pools in list(_all_idle) for pool in pools.lent() if pool is not besides]
+    return float(sum(p.held() for p in lent if p.cluster == here and getattr(p, "used", since - 1) >= since))
 
 
 def reclaim_idle() -> bool:

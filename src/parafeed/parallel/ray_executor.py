@@ -69,9 +69,6 @@ class _Pool:
             self.actors.append(self.actor_class.remote(self.fn_ref, self.path))
         return len(self.actors)
 
-    def held(self) -> float:
-        return float(len(self.actors))
-
     def shutdown(self) -> None:
         actors, self.actors = self.actors, []
         if ray_cluster.session(self.ray) == self.cluster:  # else its cluster is gone, and its actors with it

@@ -127,6 +127,7 @@ class WorkerPool:
         )(InputWorker)
         self._path = ray_cluster.driver_path()
         self.actors: list[Any] = []
+        self.used = 0.0  # when a block was last taken from it (monotonic)
 
     def free(self) -> int:
         """Actors the cluster has room for now."""
@@ -219,8 +220,8 @@ class InputWorkers:
             if len(pool.actors) + pool.free() < wanted and ray_cluster.reclaim_idle():
                 # other steps' idle workers gave their CPUs to this one: until Ray shows them free (a loaded host
                 # takes longer than reclaim_idle's pause), for a few seconds at most; not waiting for the CPUs that
-                # other running steps of this process hold (another replica's workers may hold them all epoch)
-                total, others = ray_cluster.cpus(self._ray)[0], ray_cluster.lent_cpus(self._ray) - pool.held()
+                # other steps of this process running now hold (another replica's workers may hold them all epoch)
+                total, others = ray_cluster.cpus(self._ray)[0], ray_cluster.lent_cpus(self._ray, pool)
                 reachable = min(wanted, len(pool.actors) + int((total - others) // self._cpus)) if self._cpus else 0
                 ray_cluster.wait_until(lambda: len(pool.actors) + pool.free() >= reachable)
             room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
@@ -280,6 +281,8 @@ class InputWorkers:
     def take(self, block: int, before: dict[str, Any] | None) -> tuple[list[Outcome], dict[str, Any], bool]:
         """Block ``block``'s outcomes, the pipeline's state after it, and whether the pipeline ended; ``before`` is
         the state before it, where the workers go on from if one dies and there is no room to replace it."""
+        if self._pool is not None:
+            self._pool.used = time.monotonic()
         if self.tuner is not None and self._pool is not None:
             count = self.tuner.update(len(self._workers), self._pool.free)
             if count != len(self._workers):
