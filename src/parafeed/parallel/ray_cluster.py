@@ -148,11 +148,14 @@ def settle(ray: Any, free: float) -> None:
         time.sleep(0.02)
 
 
+ACTIVE_SECONDS = 2.0  # a lent pool counts as running while it was used this recently
+
+
 class IdlePools:
     """Actor pools kept between runs of a step (by ``id(step)``): the next epoch starts on warm actors. A pool is
     shut down when its step is collected, when a running step needs its CPUs (:func:`reclaim_idle`), or when it was
-    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`) and ``shutdown()``; an offload's
-    has ``held()`` (the CPUs its actors hold) and ``used`` (when it was last used) too (:func:`lent_cpus`)."""
+    made on a cluster that is gone. A pool has ``cluster`` (its :func:`session`) and ``shutdown()`` (and, for
+    :meth:`running_cpus`, ``held()``: the CPUs its actors hold, and ``used``: when it was last used)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -185,10 +188,14 @@ class IdlePools:
         if old is not None and old is not pool:
             old.shutdown()
 
-    def lent(self) -> list[Any]:
-        """The pools borrowed and not given back yet."""
+    def running_cpus(self, ray: Any, besides: Any) -> float:
+        """The CPUs that the actors of pools other than ``besides`` hold on the cluster ``ray`` is on, where they run
+        steps now: lent, and used in the last ``ACTIVE_SECONDS`` (an iterator abandoned without ``close`` keeps its
+        pool lent until it is collected)."""
+        here, since = session(ray), time.monotonic() - ACTIVE_SECONDS
         with self._lock:
-            return list(self._lent)
+            lent = [pool for pool in self._lent if pool is not besides]
+        return float(sum(pool.held() for pool in lent if pool.cluster == here and pool.used >= since))
 
     def reclaim(self) -> bool:
         with self._lock:
@@ -215,18 +222,6 @@ def wait_until(test: Callable[[], bool], seconds: float = 5.0) -> bool:
             return False
         time.sleep(0.05)
     return True
-
-
-ACTIVE_SECONDS = 2.0  # a lent pool counts as running while it was used this recently
-
-
-def lent_cpus(ray: Any, besides: Any) -> float:
-    """The CPUs that the actors of offload pools other than ``besides`` hold on the cluster ``ray`` is on, where they
-    run steps in this process now: lent, and used in the last ``ACTIVE_SECONDS`` (a pool's ``used``, if it has one;
-    an iterator abandoned without ``close`` holds its pool lent until it is collected)."""
-    here, since = session(ray), time.monotonic() - ACTIVE_SECONDS
-    lent = [pool for pools in list(_all_idle) for pool in pools.lent() if pool is not besides]
-    return float(sum(p.held() for p in lent if p.cluster == here and getattr(p, "used", since - 1) >= since))
 
 
 def reclaim_idle() -> bool:

@@ -220,8 +220,8 @@ class InputWorkers:
             if len(pool.actors) + pool.free() < wanted and ray_cluster.reclaim_idle():
                 # other steps' idle workers gave their CPUs to this one: until Ray shows them free (a loaded host
                 # takes longer than reclaim_idle's pause), for a few seconds at most; not waiting for the CPUs that
-                # other steps of this process running now hold (another replica's workers may hold them all epoch)
-                total, others = ray_cluster.cpus(self._ray)[0], ray_cluster.lent_cpus(self._ray, pool)
+                # other offloads of this process running now hold (another replica's workers hold them all epoch)
+                total, others = ray_cluster.cpus(self._ray)[0], _idle_pools.running_cpus(self._ray, pool)
                 reachable = min(wanted, len(pool.actors) + int((total - others) // self._cpus)) if self._cpus else 0
                 ray_cluster.wait_until(lambda: len(pool.actors) + pool.free() >= reachable)
             room = ray_cluster.wait_for_room(lambda: len(pool.actors) + pool.free(), "offload()")
