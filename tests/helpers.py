@@ -31,3 +31,29 @@ def assert_elements_equal(expected: list, actual: list, context: str = "") -> No
     for i, (e, a) in enumerate(zip(expected, actual)):
         de, da = describe(e), describe(a)
         assert da == de, f"{context}: element {i} differs:\n  expected {e!r}\n  actual   {a!r}"
+
+
+def offload_errors_in_place(**offload: Any) -> BaseException:
+    """``range(1001).map(f).offload(**offload)`` with ``f`` failing on element 77 (unbatched, a partial last block when
+    ``block`` does not divide 1001): every other result comes in order and the error is raised at its position, as on
+    one host; returns the error for checks of its cause."""
+    import parafeed as pf
+
+    def f(x: Any) -> Any:
+        if x == 77:
+            raise ValueError("element 77 is bad")
+        return np.float32(x) / 2
+
+    it = iter(pf.Dataset.range(1001).map(f).offload(**offload))
+    got, errors = [], []
+    while True:
+        try:
+            got.append(float(next(it)))
+        except StopIteration:
+            break
+        except ValueError as err:
+            errors.append((len(got), err))
+    assert got == [x / 2 for x in range(1001) if x != 77]
+    ((position, err),) = errors
+    assert position == 77 and "element 77 is bad" in str(err)
+    return err

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from tests.helpers import offload_errors_in_place
 from tests.reliability.resources import baseline, mapped_shm, our_shm, wait_until_released
 
 pytestmark = pytest.mark.timeout(120)
@@ -55,23 +56,7 @@ def test_worker_processes_compute_the_pipeline():
 
 
 def test_unbatched_pipeline_with_a_partial_last_block_and_errors_in_place():
-    def f(x):
-        if x == 77:
-            raise ValueError("element 77 is bad")
-        return np.float32(x) / 2
-
-    it = iter(pf.Dataset.range(1001).map(f).offload(workers=2, block=10, executor="process"))
-    got, errors = [], []
-    while True:
-        try:
-            got.append(float(next(it)))
-        except StopIteration:
-            break
-        except ValueError as err:
-            errors.append((len(got), err))
-    assert got == [x / 2 for x in range(1001) if x != 77]
-    ((position, err),) = errors
-    assert position == 77 and "element 77 is bad" in str(err)
+    offload_errors_in_place(workers=2, block=10, executor="process")
 
 
 def test_a_killed_worker_process_is_replaced_from_its_last_state(on_host):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from tests.helpers import offload_errors_in_place
 
 from .conftest import NODE, wait_for_cpus, wait_for_free_cpus
 
@@ -55,24 +56,8 @@ def test_same_batches_in_the_same_order_as_on_one_host_every_epoch():
 
 
 def test_unbatched_pipeline_with_a_partial_last_block_and_errors_in_place():
-    def f(x):
-        if x == 77:
-            raise ValueError("element 77 is bad")
-        return np.float32(x) / 2
-
-    ds = pf.Dataset.range(1001).map(f).offload(workers=2, block=10)
-    it = iter(ds)
-    got, errors = [], []
-    while True:
-        try:
-            got.append(float(next(it)))
-        except StopIteration:
-            break
-        except ValueError as err:
-            errors.append((len(got), err))
-    assert got == [x / 2 for x in range(1001) if x != 77]
-    ((position, err),) = errors
-    assert position == 77 and "element 77 is bad" in str(err) and "raise ValueError" in str(err.__cause__)
+    err = offload_errors_in_place(workers=2, block=10)
+    assert "raise ValueError" in str(err.__cause__)
 
 
 def test_replicas_get_their_own_share_with_label_balance_and_equal_steps():
