@@ -63,6 +63,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/images.py
 	$(BIN)/python benchmarks/python_fn.py
 	$(BIN)/python benchmarks/headroom.py --offload
+	$(BIN)/python benchmarks/scaling.py
 	$(BIN)/python benchmarks/distribution.py
 	$(BIN)/python benchmarks/remote.py
 	$(BIN)/python benchmarks/remote_faults.py

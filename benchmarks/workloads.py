@@ -27,6 +27,12 @@ def _count(it) -> int:
     return sum(len(b) if getattr(b, "ndim", 0) else 1 for b in it)
 
 
+def batch_size(images, labels) -> int:
+    """The default way the image runners take a batch: count it (``scaling.py --gpu`` passes one that also copies
+    the images to an accelerator)."""
+    return len(labels)
+
+
 def parafeed_python_fn(n: int, batch: int | None) -> dict:
     import parafeed as pf
 
@@ -126,7 +132,9 @@ def make_photo_shards(folder: str, count: int = 2000, shards: int = 4) -> list[s
     return paths
 
 
-def parafeed_images(paths: list[str]) -> dict:
+def parafeed_images(paths: list[str], take=batch_size, offload: bool = False) -> dict:
+    """parafeed's P5 on threads and with ``map(executor="process")``; ``offload``: also the threads pipeline (up to
+    its prefetch) run whole on local worker processes, ``offload(executor="process")``."""
     import parafeed as pf
 
     spec = {"image": pf.io.FixedLenFeature([], "string"), "label": pf.io.FixedLenFeature([], "int64")}
@@ -136,20 +144,24 @@ def parafeed_images(paths: list[str]) -> dict:
         image = pf.image.resize(pf.image.decode_jpeg(example["image"], channels=3), IMAGE_SIZE)
         return image / 255.0, example["label"]
 
-    def build(**kwargs):
+    def build(offloaded: bool = False, **kwargs):
         ds = pf.TFRecordDataset(paths, num_parallel_reads=4).map(preprocess, num_parallel_calls=pf.AUTOTUNE, **kwargs)
-        return ds.batch(IMAGE_BATCH).prefetch(pf.AUTOTUNE)
+        ds = ds.batch(IMAGE_BATCH)
+        return (ds.offload(executor="process") if offloaded else ds).prefetch(pf.AUTOTUNE)
 
-    threads, processes = build(), build(executor="process")
-    return {
-        "parafeed (threads, AUTOTUNE)": lambda: sum(len(y) for _, y in threads),
-        "parafeed (processes, AUTOTUNE)": lambda: sum(len(y) for _, y in processes),
-    }
+    datasets = {"parafeed (threads, AUTOTUNE)": build(), "parafeed (processes, AUTOTUNE)": build(executor="process")}
+    if offload:
+        datasets['parafeed (threads in offload(executor="process"))'] = build(offloaded=True)
+    return {label: _epoch(ds, take) for label, ds in datasets.items()}
 
 
-def image_limits(paths: list[str]) -> dict:
+def _epoch(ds, take):
+    return lambda: sum(take(x, y) for x, y in ds)
+
+
+def image_limits(paths: list[str], threads: int = 2) -> dict:
     """The per-image work alone (decode, resize, /255 on JPEG bytes parsed beforehand, results dropped) on one bare
-    thread and on two: what the machine can do at best, measured in the same run as the libraries."""
+    thread and on ``threads``: what the machine can do at best, measured in the same run as the libraries."""
     from concurrent.futures import ThreadPoolExecutor
 
     import parafeed as pf
@@ -162,14 +174,15 @@ def image_limits(paths: list[str]) -> dict:
             pf.image.resize(pf.image.decode_jpeg(jpeg, channels=3), IMAGE_SIZE) / 255.0
         return len(part)
 
-    pool = ThreadPoolExecutor(2)
+    pool = ThreadPoolExecutor(threads)
+    parts = [jpegs[i::threads] for i in range(threads)]
     return {
         "one bare thread": lambda: work(jpegs),
-        "two bare threads": lambda: sum(pool.map(work, [jpegs[0::2], jpegs[1::2]])),
+        "two bare threads" if threads == 2 else f"{threads} bare threads": lambda: sum(pool.map(work, parts)),
     }
 
 
-def tf_images(paths: list[str]) -> dict:
+def tf_images(paths: list[str], take=batch_size) -> dict:
     try:
         import tensorflow as tf
     except ImportError:
@@ -185,10 +198,9 @@ def tf_images(paths: list[str]) -> dict:
         ds = tf.data.TFRecordDataset(paths, num_parallel_reads=4).map(preprocess, **kwargs)
         return ds.batch(IMAGE_BATCH).prefetch(tf.data.AUTOTUNE)
 
-    auto, serial = build(num_parallel_calls=tf.data.AUTOTUNE), build()
     return {
-        "tf.data (AUTOTUNE)": lambda: sum(len(y) for _, y in auto),
-        "tf.data (serial)": lambda: sum(len(y) for _, y in serial),
+        "tf.data (AUTOTUNE)": _epoch(build(num_parallel_calls=tf.data.AUTOTUNE), take),
+        "tf.data (serial)": _epoch(build(), take),
     }
 
 
@@ -207,9 +219,9 @@ def _preprocess_numpy(record: bytes):
     return image / 255.0, example["label"]
 
 
-def torch_images(paths: list[str]) -> dict:
+def torch_images(paths: list[str], take=batch_size, workers: int = 2, pin_memory: bool = False) -> dict:
     """PyTorch has no TFRecord reader: a map-style dataset over the records (read into memory once), decoded with
-    the same libraries as parafeed, 2 workers."""
+    the same libraries as parafeed, ``workers`` workers."""
     try:
         import torch.utils.data as tud
     except ImportError:
@@ -223,8 +235,9 @@ def torch_images(paths: list[str]) -> dict:
         def __getitem__(self, i: int):
             return _preprocess_numpy(records[i])
 
-    loader = tud.DataLoader(Photos(), batch_size=IMAGE_BATCH, num_workers=2, persistent_workers=True)
-    return {"PyTorch DataLoader (2 workers)": lambda: sum(len(y) for _, y in loader)}
+    loader = tud.DataLoader(Photos(), batch_size=IMAGE_BATCH, num_workers=workers, persistent_workers=True,
+                            pin_memory=pin_memory)  # fmt: skip
+    return {f"PyTorch DataLoader ({workers} workers)": _epoch(loader, take)}
 
 
 def grain_images(paths: list[str]) -> dict:

@@ -1,7 +1,10 @@
 """AUTOTUNE's parts on their own: the parallelism hill-climber (on a test clock), task sizing and the RAM budget."""
 
+import time
+
 import pytest
 
+import parafeed as pf
 from parafeed.core.iterator import RamBudget
 from parafeed.parallel.autotune import (
     GAIN,
@@ -49,6 +52,39 @@ def test_an_increase_that_does_not_pay_is_undone_with_growing_back_off():
     tries = [i for i, v in enumerate(history) if v == 3]
     assert len(tries) >= 2 and tries[1] - tries[0] > 2  # the next try waits longer (back-off doubles)
     assert GAIN > 1
+
+
+def test_each_increase_adds_half_the_slots_there_are_and_settled_excludes_one_on_trial():
+    clock = Clock()
+    tuner = ParallelismTuner(16, start=4, clock=clock)
+    values = [tuner.value]
+    for _ in range(12):
+        clock.now += WINDOW_SECONDS * 1.01
+        tuner.record(100 * tuner.value, 0.5 * WINDOW_SECONDS)  # throughput grows with the slots
+        if tuner.update() != values[-1]:
+            values.append(tuner.value)
+            assert tuner.settled == values[-2]  # on trial: what has paid is the value before the increase
+    assert values == [4, 6, 9, 13, 16]  # 4 steps from 4 to 16 (one at a time: 12)
+    assert tuner.settled == 16
+
+
+def test_autotune_starts_each_epoch_where_the_last_one_settled():
+    def wait(x):
+        time.sleep(0.004)  # I/O-like: more threads pay even on few cores
+        return x
+
+    options = pf.Options(stats=True)
+    options.max_workers = 16
+    ds = pf.Dataset.range(1000).map(wait, num_parallel_calls=pf.AUTOTUNE).with_options(options)
+    first = iter(ds)
+    assert len(list(first)) == 1000
+    climbed = {s.name: s for s in first.stats()}["Map"].parallelism
+    assert climbed >= 4  # climbed from 2 during the epoch
+    second = iter(ds)
+    assert [next(second) for _ in range(40)] == list(range(40))  # past AUTOTUNE's probe: the workers started
+    start = {s.name: s for s in second.stats()}["Map"].parallelism
+    assert 4 <= start <= climbed  # where the first epoch settled, not 2 again (3 at most 0.6 s in)
+    second.close()
 
 
 def test_no_change_without_starvation_or_before_a_full_window():

@@ -16,6 +16,7 @@ from parafeed.core.positions import order_fixed
 from parafeed.core.tensor_functions import draws_random
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.map_draws import Keyed, KeyedCall
+from parafeed.parallel.autotune import Learned
 from parafeed.sources.draws import draw_seed
 from parafeed.values.elements import SCALAR_TYPES
 
@@ -51,6 +52,7 @@ class MapDataset(Dataset):
 
             prestart(2 if num_parallel_calls == AUTOTUNE else num_parallel_calls)  # AUTOTUNE starts with 2
         self._what = f"map(): the result of {fn_name(self._fn)}"
+        self._learned = Learned()  # where AUTOTUNE settled in earlier passes (epochs): the next one starts there
         if draws_random(map_func):  # its draws are keyed by element: a seed of its own, saved with the run's
             self.seed = draw_seed("map()", None)[0]
 
@@ -87,7 +89,7 @@ class MapDataset(Dataset):
                 parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, task_seconds=RAY_TASK_SECONDS, depth=4,
                 make_executor=make_executor, max_parallelism=cluster_cpus,
-                order_fixed=order_fixed(self._parents[0]),
+                order_fixed=order_fixed(self._parents[0]), learned=self._learned,
             )  # fmt: skip
         fused = rows is not None and resolve_deterministic(self._deterministic)
         if fused:  # results are written into the batch: the input numbers its elements
@@ -101,7 +103,7 @@ class MapDataset(Dataset):
                 parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
                 deterministic=self._deterministic, task_seconds=PROCESS_TASK_SECONDS, depth=4,
                 make_executor=process_executor_factory(self, apply, rows if fused else None),
-                order_fixed=order_fixed(self._parents[0]),
+                order_fixed=order_fixed(self._parents[0]), learned=self._learned,
             )  # fmt: skip
         from parafeed.parallel.threads import thread_executor_factory
 
@@ -117,7 +119,7 @@ class MapDataset(Dataset):
             parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
             deterministic=deterministic, make_executor=thread_executor_factory(apply),
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=8,
-            order_fixed=order_fixed(self._parents[0]),
+            order_fixed=order_fixed(self._parents[0]), learned=self._learned,
         )  # fmt: skip
 
     def _serial_iterator(self, parent: DatasetIterator, index: int, fn: Callable[..., Any]) -> _MapIterator:

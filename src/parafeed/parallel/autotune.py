@@ -2,9 +2,11 @@
 
 Parallelism (in-flight tasks of a parallel step) is hill-climbed on measured throughput. Every window (at least
 0.2 s and a few tasks) the tuner compares the step's output rate with the previous window: while the consumer keeps
-waiting on the step (the step is a bottleneck) it adds one slot; a step that did not raise the rate by 5 % is undone
-and further increases wait twice as many windows (back-off). The ceiling is the CPU budget (``Options.max_workers``,
-by default the CPU count), and buffered bytes stay within ``Options.ram_budget``.
+waiting on the step (the step is a bottleneck) it adds half as many slots as it has (at least one); an increase that
+did not raise the rate by 5 % is undone and further increases wait twice as many windows (back-off). The ceiling is
+the CPU budget (``Options.max_workers``, by default the CPU count), and buffered bytes stay within
+``Options.ram_budget``. A step remembers where the climb settled (:class:`Learned`), and its next pass (the next
+epoch) starts there: from 2 slots, a pass of a few seconds would end before the climb to 16 cores does.
 
 Task size (elements per task) is set from the measured time per element so that one task takes about
 ``TARGET_TASK_SECONDS``: long enough to amortise the hand-off to a worker, short enough to balance the workers.
@@ -21,6 +23,15 @@ from collections.abc import Callable
 
 WINDOW_SECONDS = 0.2
 GAIN = 1.05
+
+
+class Learned:
+    """What AUTOTUNE settled on for one step in its earlier passes: the parallelism its next pass starts from."""
+
+    __slots__ = ("parallelism",)
+
+    def __init__(self) -> None:
+        self.parallelism: int | None = None
 
 
 class ParallelismTuner:
@@ -63,10 +74,15 @@ class ParallelismTuner:
             self._hold -= 1
         elif starved > 0.05 and self.value < self.maximum:
             self._trial_from = self.value
-            self.value += 1
+            self.value = min(self.maximum, self.value + max(1, self.value // 2))
         self._last_rate = rate
         self._window_start, self._elements, self._waited = now, 0, 0.0
         return self.value
+
+    @property
+    def settled(self) -> int:
+        """The parallelism that has paid so far (not an increase still on trial)."""
+        return self.value if self._trial_from is None else self._trial_from
 
 
 def task_size(seconds_per_element: float, target: float, limit: int = 256) -> int:

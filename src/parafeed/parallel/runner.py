@@ -27,7 +27,7 @@ from parafeed.core.functions import user_error
 from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
 from parafeed.core.positions import Mark, PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
-from parafeed.parallel.autotune import ParallelismTuner, task_size
+from parafeed.parallel.autotune import Learned, ParallelismTuner, task_size
 from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
 from parafeed.parallel.threads import watch_stop
 
@@ -129,6 +129,7 @@ class ParallelMapIterator(DatasetIterator):
         depth: int = 1,
         order_fixed: bool = False,
         max_parallelism: int | None = None,
+        learned: Learned | None = None,
     ):
         """Args:
         fn: element -> result, as the step applies it (:func:`parafeed.core.functions.element_fn`).
@@ -143,6 +144,8 @@ class ParallelMapIterator(DatasetIterator):
         depth: chunks outstanding per unit of parallelism.
         order_fixed: the input's order follows from its state, so positions are marked cheaply (PositionMarks).
         max_parallelism: AUTOTUNE's ceiling (None: ``Options.max_workers``; the Ray executor gives the cluster's CPUs).
+        learned: the step's record of where AUTOTUNE settled in its earlier passes: this pass starts there (else at 2)
+            and updates it.
         """
         super().__init__()
         options = current_options()
@@ -154,7 +157,9 @@ class ParallelMapIterator(DatasetIterator):
         autotune = num_parallel_calls == AUTOTUNE and options.resolve("autotune")
         ceiling = max_parallelism or options.workers
         self._max = ceiling if num_parallel_calls == AUTOTUNE else num_parallel_calls
-        self._tuner = ParallelismTuner(self._max, start=2 if autotune else self._max) if autotune else None
+        self._learned = learned if autotune else None
+        start = (learned and learned.parallelism) or 2
+        self._tuner = ParallelismTuner(self._max, start=start) if autotune else None
         self._make_executor = make_executor
         self._target = task_seconds
         self._order_fixed = order_fixed
@@ -282,6 +287,8 @@ class ParallelMapIterator(DatasetIterator):
         if self._tuner is not None:
             self._tuner.record(0, waited)
             value = self._tuner.update()
+            if self._learned is not None:
+                self._learned.parallelism = self._tuner.settled
             if value > self._workers:  # processes are started as AUTOTUNE asks for them
                 self._workers = value
                 self._executor.grow(value)
