@@ -257,6 +257,12 @@ def test_close_mid_epoch_stops_the_work_in_flight_and_abandoned_epochs_give_thei
     iterator dropped without close) cancel the queued ones and interrupt the running one at its next element, so
     each worker computes at most the element it is on (and, on a loaded machine, one or two more while the interrupt
     travels) instead of 10 or more; the next epoch runs on the same actors and gives every batch."""
+    from parafeed.parallel import ray_cluster
+
+    # earlier tests' warm workers (and a frozen one that was replaced) give their CPUs back first: a start that finds
+    # them still taken runs short, on other actors than the later epochs
+    ray_cluster.reclaim_idle()
+    wait_for_free_cpus(2)
     ds = pf.Dataset.range(40).map(_counted(tmp_path)).batch(5).offload(workers=2, buffer=3)
 
     def computed():
@@ -299,6 +305,7 @@ def test_autotune_adds_workers_while_the_trainer_waits_and_removes_them_when_it_
     from parafeed.parallel import autotune, ray_cluster
 
     monkeypatch.setattr(autotune, "POOL_WINDOW_SECONDS", 0.5)
+    ray_cluster.reclaim_idle()  # (earlier tests' warm workers give their CPUs back)
     wait_for_free_cpus(4)
     slow = pf.Dataset.range(600).map(lambda x: (time.sleep(0.01), x)[1]).batch(4)  # (waits, not CPU: even under load)
     got, counts = _workers_over_an_epoch(iter(slow.offload()))
