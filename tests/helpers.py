@@ -1,4 +1,5 @@
-"""Helpers shared by tests: exact comparison of elements, the way tf.data's `as_numpy_iterator` gives them."""
+"""Helpers shared by tests: exact comparison of elements, the way tf.data's `as_numpy_iterator` gives them; an
+iterator drained past the errors it raises."""
 
 from __future__ import annotations
 
@@ -33,6 +34,21 @@ def assert_elements_equal(expected: list, actual: list, context: str = "") -> No
         assert da == de, f"{context}: element {i} differs:\n  expected {e!r}\n  actual   {a!r}"
 
 
+def drain(iterable: Any, error: type[BaseException]) -> tuple[list, list[tuple[int, BaseException]]]:
+    """Every element of ``iterable`` and every ``error`` it raised on the way, with the number of elements before it
+    (iteration goes on after an error, as tf.data's does after a failed element)."""
+    it = iter(iterable)
+    got: list = []
+    errors: list[tuple[int, BaseException]] = []
+    while True:
+        try:
+            got.append(next(it))
+        except StopIteration:
+            return got, errors
+        except error as err:
+            errors.append((len(got), err))
+
+
 def offload_errors_in_place(**offload: Any) -> BaseException:
     """``range(1001).map(f).offload(**offload)`` with ``f`` failing on element 77 (unbatched, a partial last block when
     ``block`` does not divide 1001): every other result comes in order and the error is raised at its position, as on
@@ -44,16 +60,8 @@ def offload_errors_in_place(**offload: Any) -> BaseException:
             raise ValueError("element 77 is bad")
         return np.float32(x) / 2
 
-    it = iter(pf.Dataset.range(1001).map(f).offload(**offload))
-    got, errors = [], []
-    while True:
-        try:
-            got.append(float(next(it)))
-        except StopIteration:
-            break
-        except ValueError as err:
-            errors.append((len(got), err))
-    assert got == [x / 2 for x in range(1001) if x != 77]
+    got, errors = drain(pf.Dataset.range(1001).map(f).offload(**offload), ValueError)
+    assert [float(x) for x in got] == [x / 2 for x in range(1001) if x != 77]
     ((position, err),) = errors
     assert position == 77 and "element 77 is bad" in str(err)
     return err

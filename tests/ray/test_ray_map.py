@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from tests.helpers import drain
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("ray_cluster")]
 
@@ -38,19 +39,13 @@ def test_user_error_keeps_the_actor_traceback_and_iteration_goes_on():
             raise KeyError(f"no such key {x}")
         return x
 
-    it = iter(pf.Dataset.range(20).map(f, num_parallel_calls=2, executor="ray"))
-    got, errors = [], []
-    while True:
-        try:
-            got.append(int(next(it)))
-        except StopIteration:
-            break
-        except KeyError as err:
-            errors.append(err)
-    assert got == [x for x in range(20) if x != 7]
-    assert len(errors) == 1 and "no such key 7" in str(errors[0])
-    assert "raise KeyError" in str(errors[0].__cause__)  # the traceback from the actor
-    assert any("map()" in note for note in getattr(errors[0], "__notes__", []))
+    got, errors = drain(pf.Dataset.range(20).map(f, num_parallel_calls=2, executor="ray"), KeyError)
+    assert [int(x) for x in got] == [x for x in range(20) if x != 7]
+    assert len(errors) == 1
+    err = errors[0][1]
+    assert "no such key 7" in str(err)
+    assert "raise KeyError" in str(err.__cause__)  # the traceback from the actor
+    assert any("map()" in note for note in getattr(err, "__notes__", []))
 
 
 def test_killed_actor_its_chunks_run_again_exactly_once():
