@@ -37,19 +37,19 @@ def no_spares():
     process_startup.release_spares()
 
 
+def spare_pids() -> set[int]:
+    return {w.process.pid for w in process_startup._spares._idle}
+
+
 def test_workers_start_when_the_step_is_built_and_serve_its_first_batch():
-    gc.collect()
-    gc.disable()  # (no collection in between: another test's pool collected now would become a spare for this step)
-    try:
-        process_startup.release_spares()
-        before = worker_pids()  # pools of other tests' steps still alive
-        ds = pf.Dataset.range(20).map(plus_one, num_parallel_calls=2, executor="process")
-        started = worker_pids() - before
-    finally:
-        gc.enable()
-    assert len(started) == 2  # before any iteration
+    process_startup.release_spares()
+    before = worker_pids()  # pools of other tests' steps still alive
+    ds = pf.Dataset.range(20).map(plus_one, num_parallel_calls=2, executor="process")
+    warm = spare_pids()  # started now (or one handed back by another test's pool meanwhile)
+    assert len(warm) >= 2  # before any iteration
     assert [int(x) for x in ds] == list(range(1, 21))
-    assert worker_pids() - before == started  # the pool ran on them
+    assert worker_pids() - before <= warm  # no process started for the first batch
+    assert len(warm - spare_pids()) >= 2  # the pool ran on the warm ones
 
 
 def test_a_pipeline_built_anew_runs_on_the_last_ones_workers_with_its_own_function():
