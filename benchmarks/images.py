@@ -2,9 +2,10 @@
 -> float32 / 255 -> batch 64, images/s.
 
 parafeed and tf.data read the TFRecord shards; PyTorch's DataLoader and Grain, which cannot read TFRecord, get the
-same records from memory and decode them with the same libraries as parafeed (2 workers each). The limits: the
-per-image work alone (decode, resize, /255) on one bare thread and on two, measured in the same run; every row's
-share of them is printed.
+same records from memory and decode them with the same libraries as parafeed (2 workers each). The limits, measured
+in the same run: the per-image work alone (decode, resize, /255, results dropped) on one bare thread and on two;
+and the pipeline's own work (parse, decode, resize, /255, each result written into its row of a batch) on two bare
+threads, which leaves out only the pipeline itself. Every row's share of them is printed.
 Usage: python benchmarks/images.py [--runs 5] [--data bench-data]
 """
 
@@ -29,13 +30,14 @@ def main() -> None:
     args = parser.parse_args()
     paths = workloads.make_photo_shards(os.path.join(args.data, "photos"))
     candidates = {}
-    for make in (workloads.image_limits, workloads.parafeed_images, workloads.tf_images, workloads.torch_images,
-                 workloads.grain_images):  # fmt: skip
+    for make in (workloads.image_limits, workloads.image_batch_limit, workloads.parafeed_images, workloads.tf_images,
+                 workloads.torch_images, workloads.grain_images):  # fmt: skip
         candidates.update(make(paths))
     rates = harness.run(candidates, runs=args.runs)
     limits = {
         "two bare threads": statistics.median(rates["two bare threads"]),
         "2 x one thread": 2 * statistics.median(rates["one bare thread"]),
+        "the same work on two bare threads": statistics.median(rates["two bare threads, parse + batch rows"]),
     }
     harness.report("images", "P5 images: TFRecord -> parse -> decode JPEG -> resize 224 -> /255 -> batch 64", rates,
                    "images/s", baseline="tf.data (AUTOTUNE)", shares=limits)  # fmt: skip

@@ -182,6 +182,30 @@ def image_limits(paths: list[str], threads: int = 2) -> dict:
     }
 
 
+def image_batch_limit(paths: list[str], threads: int = 2) -> dict:
+    """The pipeline's own work without the pipeline, on ``threads`` bare threads: each parses its records (in memory),
+    decodes, resizes and scales the photo, and writes the result into its row of a batch (``IMAGE_BATCH`` rows of
+    float32, three recycled buffers per thread), as the fused map + batch does; what is left between this and
+    parafeed is the pipeline itself (file reading, hand-offs, order)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    records = _records(paths)
+
+    def work(part: list) -> int:
+        batches = [np.empty((IMAGE_BATCH, *IMAGE_SIZE, 3), np.float32) for _ in range(3)]
+        for i, record in enumerate(part):
+            image, _ = _preprocess_numpy(record)
+            batches[i // IMAGE_BATCH % 3][i % IMAGE_BATCH] = image
+        return len(part)
+
+    pool = ThreadPoolExecutor(threads)
+    parts = [records[i::threads] for i in range(threads)]
+    name = "two bare threads" if threads == 2 else f"{threads} bare threads"
+    return {f"{name}, parse + batch rows": lambda: sum(pool.map(work, parts))}
+
+
 def tf_images(paths: list[str], take=batch_size) -> dict:
     try:
         import tensorflow as tf
