@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 THREAD_TASK_SECONDS = 0.02  # target duration of one task: amortises the hand-off, keeps workers balanced
 THREAD_DEPTH = 2  # tasks outstanding per thread: with 0.02 s tasks, as many elements in flight as 8 tasks of 0.005 s,
-# with a quarter of the hand-offs (P5 on 2 cores: 40 % fewer context switches per image, 15 % less GIL time)
+# with a quarter of the hand-offs (P5 on 2 cores: 40 % fewer thread switches per image, 8-19 % less GIL time)
 PROCESS_TASK_SECONDS = 0.01
 RAY_TASK_SECONDS = 0.05  # a Ray call costs about a millisecond: longer tasks keep that under 2 %
 
