@@ -26,12 +26,14 @@ GAIN = 1.05
 
 
 class Learned:
-    """What AUTOTUNE settled on for one step in its earlier passes: the parallelism its next pass starts from."""
+    """What AUTOTUNE learned of one step in its earlier passes: the parallelism its next pass starts from, and
+    whether the step has warned that threads do not speed its function up (once per step)."""
 
-    __slots__ = ("parallelism",)
+    __slots__ = ("parallelism", "warned")
 
     def __init__(self) -> None:
         self.parallelism: int | None = None
+        self.warned = False
 
 
 class ParallelismTuner:

@@ -11,6 +11,8 @@ With AUTOTUNE on the thread executor, the first elements run inline to time the 
 gain from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator, with no threads at all. The first
 call is left out of the timing (it pays for warm-up: imports, caches), and the probe ends after ``PROBE_ELEMENTS`` or
 once the calls after the first have taken ``PROBE_SECONDS``, so an expensive function runs only a few elements inline.
+The time it measured is also what the threads are then held to: a step whose threads barely beat one thread warns
+once that its function holds the GIL (:mod:`parafeed.parallel.thread_speedup`).
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ import collections
 import queue
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 from parafeed.core.dataset import AUTOTUNE
-from parafeed.core.functions import user_error
+from parafeed.core.functions import fn_name, user_error
 from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
+from parafeed.core.options import schedulable_cpus
 from parafeed.core.positions import Mark, PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
 from parafeed.parallel.autotune import Learned, ParallelismTuner, task_size
 from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
+from parafeed.parallel.thread_speedup import ThreadSpeedup
 from parafeed.parallel.threads import watch_stop
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
@@ -169,6 +174,7 @@ class ParallelMapIterator(DatasetIterator):
         self._make_serial = make_serial
         self._serial: SerialMap | None = None
         self._probe_count, self._probe_time = -1, 0.0  # calls timed (-1: none yet), their seconds
+        self._speedup: ThreadSpeedup | None = None  # (threads, after a probe) whether they speed the function up
         self._executor: Any = None
         self._shared: _Shared | None = None
         self._feeder: threading.Thread | None = None
@@ -228,6 +234,8 @@ class ParallelMapIterator(DatasetIterator):
                 self._mode = _PARALLEL
                 if self._per_element < INLINE_BELOW and self._make_serial is not None:  # (not None in a probe)
                     self._serial = self._make_serial(self._parent, self._index)
+                elif self._learned is not None and not self._learned.warned:  # threads: do they speed it up?
+                    self._speedup = ThreadSpeedup(self._per_element, schedulable_cpus())
         return y
 
     def _error(self, index: int, err: Exception) -> BaseException:
@@ -280,6 +288,10 @@ class ParallelMapIterator(DatasetIterator):
                 per = seconds / len(payload)
                 self._per_element = per if not self._per_element else 0.8 * self._per_element + 0.2 * per
                 shared.chunk = task_size(self._per_element, self._target)
+                if self._speedup is not None:
+                    held_back = self._speedup.record(len(payload), seconds, waited, self._workers)
+                    if held_back is not None:
+                        self._warn_held_back(*held_back)
             stage = self.stage
             if stage is not None:
                 stage.worker_time += seconds
@@ -298,6 +310,18 @@ class ParallelMapIterator(DatasetIterator):
                     shared.cond.notify()
             if self.stage is not None:
                 self.stage.parallelism = value
+
+    def _warn_held_back(self, busy: float, speedup: float) -> None:
+        """Once per step: its threads, busy, ran the function little faster than one thread would."""
+        cast(Learned, self._learned).warned = True  # (a speedup check runs only where AUTOTUNE keeps a record)
+        warnings.warn(
+            f"{self._step}: {busy:.1f} busy threads ran {fn_name(self._user_fn)} only {speedup:.1f}x as fast as one "
+            "thread would: the function most likely holds the GIL (pure-Python work), so threads cannot run it in "
+            'parallel. Run it in worker processes with map(..., executor="process") (or Options.executor = '
+            '"process" for every map), or the whole pipeline with .offload(executor="process").',
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
     # ------------------------------------------------------------------ checkpoints
 

@@ -1,0 +1,145 @@
+"""The warning that threads do not speed a map's function up (it holds the GIL): the verdict on a test clock, then
+real maps on threads."""
+
+import time
+import warnings
+
+import pytest
+
+import parafeed as pf
+from parafeed.parallel import thread_speedup
+from parafeed.parallel.thread_speedup import WINDOW_SECONDS, ThreadSpeedup
+
+pytestmark = pytest.mark.timeout(60)
+
+INLINE = 0.001  # seconds per element, as the probe measured it
+
+
+class Host:
+    """A test clock, and the clock ticks of ``cores`` cores of which ``idle`` stand idle."""
+
+    def __init__(self, cores: int = 2, idle: float = 1.0):
+        self.now = 0.0
+        self.cores, self.idle = cores, idle
+        self.ticks = [0, 0]
+
+    def clock(self) -> float:
+        return self.now
+
+    def cpu(self) -> tuple[int, int]:
+        return self.ticks[0], self.ticks[1]
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.ticks[0] += round(100 * seconds * self.idle)
+        self.ticks[1] += round(100 * seconds * self.cores)
+
+
+def window(check, host, threads, speedup, busy=None, starved=0.9):
+    """One window of WINDOW_SECONDS: ``threads`` threads ``busy`` (default: all) on tasks whose elements came at
+    ``speedup`` times one thread's rate, while the consumer waited ``starved`` of the time."""
+    busy = threads if busy is None else busy
+    tasks = 10
+    elements = round(speedup * WINDOW_SECONDS / INLINE)
+    verdicts = []
+    for _ in range(tasks):
+        host.advance(WINDOW_SECONDS / tasks + 1e-9)  # (ten tenths must reach the window in floats)
+        verdicts.append(
+            check.record(elements // tasks, busy * WINDOW_SECONDS / tasks, starved * WINDOW_SECONDS / tasks, threads)
+        )
+    return [v for v in verdicts if v is not None]
+
+
+def new(host):
+    return ThreadSpeedup(INLINE, host.cores, clock=host.clock, ticks=host.cpu)
+
+
+def test_busy_threads_that_give_one_threads_speed_are_held_back_once():
+    host = Host(cores=2, idle=1.0)
+    check = new(host)
+    [(busy, speedup)] = window(check, host, threads=2, speedup=1.0)
+    assert busy == pytest.approx(2.0) and speedup == pytest.approx(1.0)
+    assert check.done and window(check, host, threads=2, speedup=1.0) == []  # once
+
+
+@pytest.mark.parametrize(
+    "threads, speedup, busy, starved",
+    [
+        (2, 1.9, None, 0.9),  # the GIL released: about one thread's speed per thread
+        (8, 7.5, None, 0.9),  # I/O: one per thread, more than the cores
+        (2, 1.0, None, 0.1),  # a slow consumer: the map holds nothing back
+        (2, 0.5, 0.5, 0.9),  # threads waiting for their input, not for the GIL
+        (1, 1.0, None, 0.9),  # one thread: nothing to compare
+    ],
+)
+def test_no_verdict_where_threads_help_or_something_else_limits(threads, speedup, busy, starved):
+    host = Host(cores=2)
+    check = new(host)
+    assert window(check, host, threads, speedup, busy, starved) == []
+    assert not check.done
+
+
+def test_on_many_cores_the_bar_is_half_of_what_the_threads_could_give():
+    host = Host(cores=16, idle=8.0)
+    assert window(new(host), host, threads=16, speedup=9.0) == []
+    assert window(new(host), host, threads=16, speedup=4.0) != []  # P5's threads on 16 cores ran about 4x one
+
+
+def test_no_verdict_while_the_host_has_no_idle_core():
+    host = Host(cores=2, idle=0.2)  # other work took the cores: processes would not help
+    assert window(new(host), host, threads=2, speedup=1.0) == []
+    host = Host(cores=2, idle=1.0)
+    check = ThreadSpeedup(INLINE, 2, clock=host.clock, ticks=lambda: None)  # no /proc/stat: judged on the rest
+    assert window(check, host, threads=2, speedup=1.0) != []
+
+
+def test_cpu_ticks_count_the_cores_this_process_may_use():
+    ticks = thread_speedup.cpu_ticks()
+    assert ticks is not None  # (Linux)
+    idle, everything = ticks
+    assert 0 <= idle <= everything
+    time.sleep(0.05)
+    assert thread_speedup.cpu_ticks()[1] >= everything
+
+
+def pure_python(x):
+    total = 0
+    for i in range(20_000):
+        total += i
+    return x
+
+
+def waits(x):
+    time.sleep(0.002)
+    return x
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    """Short windows, and no reading of the host's idle cores (the other test worker may use them)."""
+    monkeypatch.setattr(thread_speedup, "WINDOW_SECONDS", 0.3)
+    monkeypatch.setattr(thread_speedup, "cpu_ticks", lambda: None)
+
+
+def run(ds, epochs=1):
+    """The RuntimeWarnings of ``epochs`` passes over ``ds`` (a map of ``range``, checked for its values)."""
+    expected = list(range(int(ds.cardinality())))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(epochs):
+            assert [int(x) for x in ds] == expected
+    return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_pure_python_map_on_threads_warns_once_naming_the_function_and_the_fix(quick):
+    ds = pf.Dataset.range(600).map(pure_python, num_parallel_calls=pf.AUTOTUNE)
+    messages = run(ds, epochs=2)
+    assert len(messages) == 1, messages  # once per step, not per epoch
+    assert messages[0].startswith("map(): ") and "`pure_python`" in messages[0]
+    assert "GIL" in messages[0] and 'executor="process"' in messages[0]
+
+
+def test_maps_that_threads_speed_up_or_that_run_elsewhere_do_not_warn(quick):
+    assert run(pf.Dataset.range(600).map(waits, num_parallel_calls=pf.AUTOTUNE)) == []
+    assert run(pf.Dataset.range(200).map(pure_python, num_parallel_calls=2)) == []  # no probe: nothing to compare
+    assert run(pf.Dataset.range(300).map(pure_python, num_parallel_calls=pf.AUTOTUNE, executor="process")) == []
