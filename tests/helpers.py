@@ -1,8 +1,10 @@
 """Helpers shared by tests: exact comparison of elements, the way tf.data's `as_numpy_iterator` gives them; an
-iterator drained past the errors it raises."""
+iterator drained past the errors it raises; free ports for the multi-process jobs."""
 
 from __future__ import annotations
 
+import random
+import socket
 from typing import Any
 
 import numpy as np
@@ -65,3 +67,25 @@ def offload_errors_in_place(**offload: Any) -> BaseException:
     ((position, err),) = errors
     assert position == 77 and "element 77 is bad" in str(err)
     return err
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct ports on 127.0.0.1, free now, from below the kernel's ephemeral range. A port from that range
+    (binding to port 0 gives one) can go to another process's outgoing connection between its release and the job's
+    bind, and the job then fails to start (TensorFlow: "Could not start gRPC server")."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768
+    ports: list[int] = []
+    while len(ports) < n:
+        port = random.randrange(10000, max(10001, ephemeral))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use
+        if port not in ports:
+            ports.append(port)
+    return ports

@@ -3,8 +3,6 @@ ports on 127.0.0.1 for their multi-process jobs."""
 
 from __future__ import annotations
 
-import socket
-
 import numpy as np
 
 import parafeed as pf
@@ -42,14 +40,3 @@ def parse(record):
 def parse_with_id(record):
     e = pf.io.parse_single_example(record, SPEC)
     return e["id"], e["label"]
-
-
-def free_ports(n):
-    """``n`` ports on 127.0.0.1 free now (bound to port 0, then released)."""
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports

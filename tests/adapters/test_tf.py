@@ -9,8 +9,8 @@ import tensorflow as tf
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
-from tests.adapters.data import free_ports, write_files
-from tests.helpers import assert_elements_equal
+from tests.adapters.data import write_files
+from tests.helpers import assert_elements_equal, free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES = [50, 7, 23, 2, 31]  # uneven files, 113 records

@@ -12,8 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from tests.adapters.data import free_ports, write_files
+from tests.adapters.data import write_files
 from tests.adapters.jobs.multiworker_resume import GLOBAL_BATCH
+from tests.helpers import free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES = [50, 7, 23, 2, 31]  # uneven files, 113 records

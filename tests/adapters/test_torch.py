@@ -5,8 +5,9 @@ import pytest
 import torch
 
 import parafeed as pf
-from tests.adapters.data import free_ports, write_files
+from tests.adapters.data import write_files
 from tests.adapters.test_tf import finish, run_job
+from tests.helpers import free_ports
 
 SIZES = [50, 7, 23, 2, 31]
 

@@ -12,7 +12,6 @@ import json
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,16 +20,11 @@ import pytest
 
 from tests.adapters.data import write_files
 from tests.adapters.jobs.torchrun_resume import BATCH, CHECKPOINT_EVERY, EPOCHS, FIRST_WORLD, STOP_AT
+from tests.helpers import free_ports
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES = [70, 13, 57, 40, 70]  # uneven files, 250 records
 WORLD = FIRST_WORLD  # the survivor's workers and the lost node's
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_agent(workdir, name, workers, port, *, host):
@@ -121,7 +115,7 @@ def ceil_div(a, b):
 def test_elastic_restart_on_fewer_workers_trains_every_sample_once_per_epoch(tmp_path, survivors):
     write_files(tmp_path, SIZES)
     records = sum(SIZES)
-    port = free_port()
+    port = free_ports(1)[0]
     survivor = lost = None
     try:
         survivor = start_agent(tmp_path, "survivor", survivors, port, host=True)

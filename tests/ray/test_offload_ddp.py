@@ -7,12 +7,13 @@ from __future__ import annotations
 import gc
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+
+from tests.helpers import free_ports
 
 from .conftest import wait_for_free_cpus
 
@@ -20,12 +21,6 @@ pytestmark = pytest.mark.timeout(240)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 JOB_SECONDS = 150  # both ranks, start to finish (about 20 s on an idle 2-core machine; far more on a loaded CI)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_rank(rank, world, port, address, out, log):
@@ -38,7 +33,7 @@ def start_rank(rank, world, port, address, out, log):
 def test_ddp_ranks_offloading_their_shares_get_every_sample_once_in_equal_steps(ray_cluster, tmp_path):
     gc.collect()  # (idle input workers of earlier tests' pipelines in this process give their CPUs back)
     wait_for_free_cpus(2)  # one input worker per rank
-    port, world = free_port(), 2
+    port, world = free_ports(1)[0], 2
     outs = [tmp_path / f"rank{r}.json" for r in range(world)]
     logs = [open(tmp_path / f"rank{r}.log", "w") for r in range(world)]  # (files: a full pipe would stall a rank)
     jobs = []
