@@ -70,9 +70,10 @@ def offload_errors_in_place(**offload: Any) -> BaseException:
 
 
 def free_ports(n: int) -> list[int]:
-    """``n`` distinct ports on 127.0.0.1, free now, from below the kernel's ephemeral range. A port from that range
-    (binding to port 0 gives one) can go to another process's outgoing connection between its release and the job's
-    bind, and the job then fails to start (TensorFlow: "Could not start gRPC server")."""
+    """``n`` distinct ports on 127.0.0.1, free now, between Ray's worker ports (10002-19999 by default) and the
+    kernel's ephemeral range. A port from that range (binding to port 0 gives one) can go to another process's
+    outgoing connection between its release and the job's bind, and the job then fails to start (TensorFlow: "Could
+    not start gRPC server")."""
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             ephemeral = int(f.read().split()[0])
@@ -80,7 +81,7 @@ def free_ports(n: int) -> list[int]:
         ephemeral = 32768
     ports: list[int] = []
     while len(ports) < n:
-        port = random.randrange(10000, max(10001, ephemeral))
+        port = random.randrange(20000, max(20001, ephemeral))
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
