@@ -30,6 +30,7 @@ import argparse
 import glob
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -207,12 +208,18 @@ def show_policies(train_files: list[str], batch_size: int) -> None:
 
 
 def free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
+    """Ports free on 127.0.0.1 now, from 20000-32767: not the kernel's ephemeral ports (what binding to port 0
+    gives), which another process's outgoing connection may take before the workers bind them."""
+    ports: list[int] = []
+    while len(ports) < n:
+        port = random.randrange(20000, 32768)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use
+        if port not in ports:
+            ports.append(port)
     return ports
 
 
