@@ -68,12 +68,13 @@ class ThreadSpeedup:
         self._elements += elements
         self._busy += seconds
         self._waited += waited
-        span = self._clock() - self._start
+        now = self._clock()
+        span = now - self._start
         if span < WINDOW_SECONDS:
             return None
         busy, speedup, starved = self._busy / span, self._elements * self._inline / span, self._waited / span
         before, after = self._at, self._ticks()
-        self._start, self._at, self._elements, self._busy, self._waited = self._clock(), after, 0, 0.0, 0.0
+        self._start, self._at, self._elements, self._busy, self._waited = now, after, 0, 0.0, 0.0
         if threads < 2 or starved < STARVED or busy < BUSY * threads:
             return None
         if speedup >= max(LEAST, min(threads, self._cores) / 2):
