@@ -39,6 +39,7 @@ from parafeed.core.graph import ONE_TO_ONE
 from parafeed.core.iterator import DatasetIterator, RunContext, current_scope
 from parafeed.core.positions import order_fixed
 from parafeed.errors import InvalidArgumentError, StateError
+from parafeed.parallel import shutdown
 from parafeed.parallel.remote_errors import unpack_error
 
 ELEMENTS_PER_BLOCK = 32  # units of a block when the offloaded pipeline does not end in a batch
@@ -195,7 +196,7 @@ class _OffloadIterator(DatasetIterator):
         self._workers.close()
 
     def __del__(self) -> None:  # an epoch left before its end (break, take): its workers go back to the pool
-        if not getattr(self, "_closed", True):
+        if not getattr(self, "_closed", True) and not shutdown.finalizing():  # (at exit: closed by shutdown)
             self.close()
 
 

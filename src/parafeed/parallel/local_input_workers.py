@@ -31,7 +31,6 @@ import secrets
 import time
 import warnings
 import weakref
-from multiprocessing import resource_tracker
 from typing import Any
 
 import numpy as np
@@ -39,10 +38,19 @@ import numpy as np
 from parafeed.core.dataset import AUTOTUNE
 from parafeed.core.options import schedulable_cpus
 from parafeed.errors import WorkerError
+from parafeed.parallel import shutdown
 from parafeed.parallel.executor import Outcome
 from parafeed.parallel.process_startup import Worker, give_spares, stop_all, take_spares
 from parafeed.parallel.remote_errors import unpack_error
-from parafeed.parallel.shm import OUT_OF_BAND_MIN, RingClosed, decode, encode, map_segment, unlink_segment
+from parafeed.parallel.shm import (
+    OUT_OF_BAND_MIN,
+    RingClosed,
+    decode,
+    encode,
+    map_segment,
+    own_segment,
+    remove_segment,
+)
 from parafeed.values import buffers
 
 Block = tuple[list[Outcome], dict[str, Any], bool]
@@ -132,7 +140,7 @@ class _Segments:
         retired = []
         while len(self.memory) > keep and self.free:
             retired.append(self.free.pop())
-            _remove(retired[-1])
+            remove_segment(retired[-1])
             del self.memory[retired[-1]]
         return segment, retired
 
@@ -143,10 +151,11 @@ class _Segments:
 
     def answered(self, reserved: str | None, fresh: str | None, used: str | None) -> None:
         """A call's answer wrote into ``used``: a new segment (``fresh``) joins these, an unused reservation is
-        free again."""
+        free again, an unused new name is given up."""
         if used is not None and used == fresh:
             self.memory[used] = np.frombuffer(map_segment(used), np.uint8)
-            resource_tracker.register("/" + used, "shared_memory")
+        elif fresh is not None:
+            remove_segment(fresh)
         if reserved != used:
             self.give(reserved)
 
@@ -154,7 +163,7 @@ class _Segments:
         """A call got no answer, or an error (its process stopped, or failed): its reservation is free again, and a
         new segment it may have made before is removed."""
         if fresh is not None:
-            unlink_segment(fresh)
+            remove_segment(fresh)
         self.give(reserved)
 
     def arrays(self, packed: Packed) -> Any:
@@ -175,7 +184,7 @@ class _Segments:
     def close(self) -> None:
         """Remove every segment (arrays still on one keep its memory until they go)."""
         for name in self.memory:
-            _remove(name)
+            remove_segment(name)
         self.memory, self.free = {}, []
 
 
@@ -189,11 +198,6 @@ def _segments(process: Worker) -> _Segments:
         segments = _by_process[process] = _Segments()
         weakref.finalize(process, segments.close)
     return segments
-
-
-def _remove(name: str) -> None:
-    unlink_segment(name)
-    resource_tracker.unregister("/" + name, "shared_memory")
 
 
 class _Local:
@@ -223,6 +227,7 @@ class LocalInputWorkers:
         self._first = 0
         self.replaced = 0
         self.tuner = None  # (AUTOTUNE here: the schedulable cores)
+        shutdown.close_at_exit(self)
 
     def __len__(self) -> int:
         return len(self._workers)
@@ -283,6 +288,7 @@ class LocalInputWorkers:
         while len(worker.calls) < self._buffer:
             segment, forget = segments.reserve(self._buffer + KEEP_SEGMENTS)
             fresh = "psm_" + secrets.token_hex(8)  # the prefix SharedMemory uses (leak checks look for it)
+            own_segment(fresh)  # the process may make it: this one removes it, used or not, and on SIGTERM
             command = ("blocks", self._units, BLOCKS_PER_CALL, segment, fresh, forget)
             self._call(worker, command, segment and segment[0], fresh)
 
@@ -323,6 +329,9 @@ class LocalInputWorkers:
     def _stop(self, worker: _Local) -> None:
         """Stop ``worker``'s process; its calls in flight are lost (their segments go with the process's)."""
         stop_all([worker.process], 1.0)
+        self._lose_calls(worker)
+
+    def _lose_calls(self, worker: _Local) -> None:
         segments = _segments(worker.process)
         for reserved, fresh in worker.calls.values():
             segments.lost(reserved, fresh)
@@ -359,5 +368,13 @@ class LocalInputWorkers:
         return alive
 
     def close(self) -> None:
-        """Drop the calls in flight and keep the processes warm for the next pool (:func:`give_spares`)."""
+        """Drop the calls in flight and keep the processes warm for the next pool (:func:`give_spares`); at exit,
+        stop them at once."""
+        if shutdown.exiting():
+            workers, self._workers = self._workers, []
+            stop_all([w.process for w in workers], 1.0)
+            for w in workers:
+                self._lose_calls(w)
+                _segments(w.process).close()
+            return
         give_spares(self._drain())

@@ -5,22 +5,25 @@ message at any time, so one process serves pool after pool. Starting one costs a
 interpreter, NumPy, parafeed), paid before its first result. So workers are started ahead when a ``map`` step asks
 for the process executor (:func:`prestart`), and the workers of a pool whose step is gone wait as spares for the
 next pool (a pipeline built anew each epoch starts on warm workers). Spares are few (at most the schedulable cores)
-and leave after :data:`SPARE_SECONDS` unused, or at exit; :func:`release_spares` sends them away at once.
+and leave after :data:`SPARE_SECONDS` unused, or at exit; :func:`release_spares` sends them away at once. SIGTERM
+kills every worker at once (:mod:`parafeed.parallel.shutdown`).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from multiprocessing.connection import Connection
 
 from parafeed.core.options import schedulable_cpus
+from parafeed.parallel import shutdown
 from parafeed.parallel.shm import ShmRing
 
 IN_RING_BYTES = 8 << 20
@@ -58,6 +61,8 @@ class Worker:
         finally:
             theirs.close()
         self.conn = Connection(ours.detach())
+        _live.add(self)
+        shutdown.watch_sigterm()
 
     def assign(self, index: int, fn_blob: bytes) -> None:
         """Give the worker a function (cloudpickled) to run from its next task on."""
@@ -92,6 +97,19 @@ class Worker:
         self.out_ring.close()
 
 
+_live: weakref.WeakSet[Worker] = weakref.WeakSet()  # every worker started and not yet collected
+
+
+def _kill_all() -> None:
+    """Kill every worker process at once (on SIGTERM: takes no lock)."""
+    for w in list(_live):
+        with contextlib.suppress(OSError):
+            os.kill(w.process.pid, signal.SIGKILL)
+
+
+shutdown.on_terminate(_kill_all)
+
+
 def stop_all(workers: list[Worker], timeout: float = 5.0) -> None:
     """Stop ``workers`` (politely, all at once, then by force)."""
     for w in workers:
@@ -120,7 +138,11 @@ class _Spares:
         return taken
 
     def give(self, workers: list[Worker]) -> None:
-        """Keep healthy idle ``workers`` as spares (up to the schedulable cores); stop the rest."""
+        """Keep healthy idle ``workers`` as spares (up to the schedulable cores); stop the rest (all of them once
+        the interpreter exits)."""
+        if shutdown.exiting():
+            stop_all(workers, 1.0)
+            return
         now = time.monotonic()
         with self._lock:
             keep = [w for w in workers if w.alive() and not w.outstanding]
@@ -159,7 +181,7 @@ class _Spares:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._idle:
+        if self._idle and not shutdown.exiting():
             self._timer = threading.Timer(SPARE_SECONDS, self.release, kwargs={"older_than": SPARE_SECONDS})
             self._timer.daemon = True
             self._timer.start()
@@ -175,4 +197,4 @@ def release_spares() -> None:
     _spares.release()
 
 
-atexit.register(release_spares)
+shutdown.at_exit(release_spares)

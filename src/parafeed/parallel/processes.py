@@ -15,7 +15,6 @@ SIGINT (Ctrl-C reaches the consumer) and exit when the main process goes away.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import subprocess
@@ -26,6 +25,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from parafeed.errors import WorkerError
+from parafeed.parallel import shutdown
 from parafeed.parallel.batch_rows import BatchRows, Placed
 from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
 from parafeed.parallel.process_startup import Worker, give_spares, stop_all, take_spares
@@ -95,10 +95,12 @@ class ProcessPool:
         return True
 
 
-@atexit.register
 def _shutdown_all() -> None:
     for pool in list(_pools):
         pool.shutdown(timeout=1.0)
+
+
+shutdown.at_exit(_shutdown_all)
 
 
 class ProcessExecutor:

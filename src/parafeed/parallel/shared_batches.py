@@ -14,13 +14,12 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable
-from multiprocessing import resource_tracker
 from typing import Any
 
 import numpy as np
 
 from parafeed.parallel.batch_rows import Layout, Placed, array_leaves, skeleton_of
-from parafeed.parallel.shm import map_segment, unlink_segment
+from parafeed.parallel.shm import map_segment, own_segment, remove_segment
 from parafeed.values import buffers
 
 KEEP_PER_SIZE = 8  # free segments kept per size: the batches a prefetch buffer and the open batches hold
@@ -40,15 +39,17 @@ class SharedBatches:
         """A segment of ``nbytes`` (uint8) and its name (None once closed); it returns to the pool when no array
         uses it any more."""
         with self._lock:
+            if self._closed:  # (a thread of a run that is ending): memory of this process's only
+                return buffers.empty((nbytes,), np.uint8), None
             free = self._free.get(nbytes)
             raw = free.pop() if free else None
-        if raw is None:
-            name = "psm_" + secrets.token_hex(8)  # the prefix SharedMemory uses (leak checks look for it)
-            raw = np.frombuffer(map_segment(name, create=nbytes), np.uint8)
-            resource_tracker.register("/" + name, "shared_memory")  # removed even if this process is killed
-            with self._lock:
+            if raw is None:
+                name = "psm_" + secrets.token_hex(8)  # the prefix SharedMemory uses (leak checks look for it)
+                raw = np.frombuffer(map_segment(name, create=nbytes), np.uint8)
+                own_segment(name)  # removed even if this process is killed
                 self._names[raw.ctypes.data] = name
-        return buffers.recycled(raw, (nbytes,), np.uint8, self._give_back), self._names.get(raw.ctypes.data)
+            name = self._names[raw.ctypes.data]
+        return buffers.recycled(raw, (nbytes,), np.uint8, self._give_back), name
 
     def _give_back(self, raw: np.ndarray) -> None:
         with self._lock:
@@ -60,7 +61,7 @@ class SharedBatches:
                 return
             name = self._names.pop(raw.ctypes.data)
             self._retired.append(name)
-        _remove(name)
+        remove_segment(name)
 
     def retired(self) -> list[str]:
         """Names of segments removed since the last call (for the workers to unmap)."""
@@ -74,12 +75,7 @@ class SharedBatches:
             self._closed = True
             self._free, names, self._names = {}, list(self._names.values()), {}
         for name in names:
-            _remove(name)
-
-
-def _remove(name: str) -> None:
-    unlink_segment(name)
-    resource_tracker.unregister("/" + name, "shared_memory")
+            remove_segment(name)
 
 
 class Attachments:

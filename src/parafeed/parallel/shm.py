@@ -6,6 +6,10 @@ data) are taken out of band and written into the ring; only the small pickle and
 through the pipe. A large pickle (``bytes`` and ``str`` are pickled in band: a chunk of TFRecord records) goes into
 the ring as well: in the pipe it would block the sender until the worker, still busy with its last task, read it.
 The reader copies the buffers out once, into memory the arrays then own, and frees the ring space.
+
+Every segment a process creates is its own until it removes it (:func:`own_segment`, :func:`remove_segment`): the
+resource tracker removes it if the process is killed, and SIGTERM removes it at once, silently
+(:mod:`parafeed.parallel.shutdown`).
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import pickle
 import struct
 import time
 from collections.abc import Callable
-from multiprocessing import shared_memory
+from multiprocessing import resource_tracker, shared_memory
 from typing import Any, cast
 
 import numpy as np
 
+from parafeed.parallel import shutdown
 from parafeed.values import buffers
 
 OUT_OF_BAND_MIN = 4096  # buffers smaller than this stay inside the pickle
@@ -43,8 +48,12 @@ class ShmRing:
     def __init__(self, capacity: int | None = None, name: str | None = None):
         if name is None:
             assert capacity is not None
-            self._shm = shared_memory.SharedMemory(create=True, size=_HEADER + capacity)
+            self._shm = shared_memory.SharedMemory(create=True, size=_HEADER + capacity)  # (registered by Python)
             self._owner = True
+            _owned.add(self._shm.name.lstrip("/"))
+            shutdown.watch_sigterm()
+            if shutdown.terminating():
+                self.unlink()
         else:
             self._shm = _attach(name)
             self._owner = False
@@ -110,8 +119,10 @@ class ShmRing:
         freed once every mapping is closed."""
         if self._owner and not self._unlinked:
             self._unlinked = True
-            with contextlib.suppress(FileNotFoundError):
-                self._shm.unlink()
+            if self.name.lstrip("/") in _owned:  # (else removed on SIGTERM already)
+                _owned.discard(self.name.lstrip("/"))
+                with contextlib.suppress(FileNotFoundError):
+                    self._shm.unlink()
 
     def close(self) -> None:
         self._shm.close()
@@ -153,6 +164,36 @@ def unlink_segment(name: str) -> None:
 
     with contextlib.suppress(FileNotFoundError):
         _posixshmem.shm_unlink("/" + name.lstrip("/"))
+
+
+_owned: set[str] = set()  # segments of this process's that it has not removed yet, by name
+
+
+def own_segment(name: str) -> None:
+    """Segment ``name``, made by this process or for it, is this process's to remove (:func:`remove_segment`): the
+    resource tracker removes it should the process be killed, and SIGTERM at once."""
+    resource_tracker.register("/" + name, "shared_memory")
+    _owned.add(name)
+    shutdown.watch_sigterm()
+    if shutdown.terminating():  # (made while SIGTERM removes the others)
+        remove_segment(name)
+
+
+def remove_segment(name: str) -> None:
+    """Remove segment ``name`` (one of :func:`own_segment`'s; once: a second call does nothing)."""
+    if name in _owned:
+        _owned.discard(name)
+        unlink_segment(name)
+        resource_tracker.unregister("/" + name, "shared_memory")
+
+
+def _remove_owned() -> None:
+    """Remove every segment this process still owns (on SIGTERM: the process ends right after)."""
+    for name in list(_owned):
+        remove_segment(name)
+
+
+shutdown.on_terminate(_remove_owned)
 
 
 def _attach(name: str) -> Any:
