@@ -136,3 +136,55 @@ def test_the_input_worker_pool_grows_while_the_trainer_waits_within_the_room_and
     assert pool_window(tuner, clock, 5, 5, waited_share=0.0, busy_share=0.8) == 5  # four would be too busy
     assert pool_window(tuner, clock, 5, 5, waited_share=0.0, busy_share=0.8) == 5
     assert pool_window(tuner, clock, 1, 5, waited_share=0.0, busy_share=0.0) == 1  # never under one
+
+
+@pytest.mark.parametrize("cores, expected", [(1, 1), (2, 2), (4, 4), (5, 4), (16, 15), (128, 127)])
+def test_parallel_steps_start_on_every_core_but_the_training_loops(monkeypatch, cores, expected):
+    from parafeed.core import options
+
+    monkeypatch.setattr(options, "schedulable_cpus", lambda: cores)
+    assert options.input_cores() == expected
+
+
+def host(start, seconds, cores=16, per_worker=400.0, demand=4700.0, startup=1.0, step=0.01):
+    """A model of P5 on a GPU host, on a test clock: each worker process makes ``per_worker`` images/s once it has
+    started (``startup`` seconds after AUTOTUNE asked for it; the ``start`` ones are warm: prestarted when the step was
+    built), on at most ``cores - 1`` cores; the trainer takes up to ``demand`` images/s and waits for the rest. Returns
+    the images/s of the last second up to ``seconds``."""
+    clock = Clock()
+    tuner = ParallelismTuner(cores, start=start, clock=clock)
+    ready_at = [0.0] * start
+    made = []
+    while clock.now < seconds:
+        clock.now += step
+        working = min(sum(1 for t in ready_at if t <= clock.now), cores - 1)
+        supply = working * per_worker * step
+        taken = min(supply, demand * step)
+        tuner.record(round(taken), step * (1 - taken / (demand * step)))
+        made.append((clock.now, taken))
+        value = tuner.update()
+        ready_at += [clock.now + startup] * (value - len(ready_at))
+    return sum(n for t, n in made if t > seconds - 1.0)
+
+
+def test_on_a_16_core_host_processes_reach_90_percent_of_the_best_fixed_setting_within_5_seconds():
+    best = max(host(start=n, seconds=5.0) for n in range(1, 17))  # a fixed setting: no climbing
+    assert host(start=15, seconds=5.0) >= 0.9 * best  # where AUTOTUNE starts on 16 cores (input_cores)
+    assert host(start=2, seconds=5.0) < 0.5 * best  # where it started before: the climb had not got far by then
+
+
+def test_a_parallel_map_starts_at_the_input_cores_of_a_many_core_host(monkeypatch):
+    from parafeed.parallel import runner
+
+    monkeypatch.setattr(runner, "input_cores", lambda: 15)  # a 16-core host
+    options = pf.Options(stats=True)
+    options.max_workers = 16
+
+    def wait(x):
+        time.sleep(0.002)
+        return x
+
+    it = iter(pf.Dataset.range(200).map(wait, num_parallel_calls=pf.AUTOTUNE).with_options(options))
+    assert [next(it) for _ in range(40)] == list(range(40))  # past the probe: the threads started
+    assert {s.name: s for s in it.stats()}["Map"].parallelism >= 15
+    it.close()

@@ -285,6 +285,19 @@ def schedulable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+TRAINER_CORE_FROM = 5  # hosts with this many schedulable cores or more keep one of them for the training loop
+
+
+def input_cores() -> int:
+    """The workers AUTOTUNE starts a parallel step (and an offload) on: every schedulable core, less one for the
+    training loop, whose Python launches the accelerator's kernels, on hosts of :data:`TRAINER_CORE_FROM` cores or
+    more. Starting there, not at 2, puts a many-core host to work at once: a worker process takes a second to start,
+    so a climb that adds them one trial at a time takes tens of seconds to find the cores (16 cores: a third of them
+    after 20 s)."""
+    cores = schedulable_cpus()
+    return cores - 1 if cores >= TRAINER_CORE_FROM else cores
+
+
 def _half_of_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2

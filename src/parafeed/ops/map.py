@@ -11,7 +11,7 @@ from parafeed.core.dataset import AUTOTUNE, Dataset
 from parafeed.core.functions import element_fn, fn_name, to_result, user_error
 from parafeed.core.graph import ONE_TO_ONE, REORDERING
 from parafeed.core.iterator import DatasetIterator, current_options, current_scope, resolve_deterministic
-from parafeed.core.options import EXECUTORS
+from parafeed.core.options import EXECUTORS, input_cores
 from parafeed.core.positions import order_fixed
 from parafeed.core.tensor_functions import draws_random
 from parafeed.errors import InvalidArgumentError
@@ -52,7 +52,7 @@ class MapDataset(Dataset):
         if executor == "process" and num_parallel_calls is not None:  # warm workers for when iteration starts
             from parafeed.parallel.process_startup import prestart
 
-            prestart(2 if num_parallel_calls == AUTOTUNE else num_parallel_calls)  # AUTOTUNE starts with 2
+            prestart(input_cores() if num_parallel_calls == AUTOTUNE else num_parallel_calls)  # (where AUTOTUNE starts)
         self._what = f"map(): the result of {fn_name(self._fn)}"
         self._learned = Learned()  # where AUTOTUNE settled in earlier passes (epochs): the next one starts there
         if draws_random(map_func):  # its draws are keyed by element: a seed of its own, saved with the run's

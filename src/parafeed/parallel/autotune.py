@@ -6,7 +6,7 @@ waiting on the step (the step is a bottleneck) it adds half as many slots as it 
 did not raise the rate by 5 % is undone and further increases wait twice as many windows (back-off). The ceiling is
 the CPU budget (``Options.max_workers``, by default the CPU count), and buffered bytes stay within
 ``Options.ram_budget``. A step remembers where the climb settled (:class:`Learned`), and its next pass (the next
-epoch) starts there: from 2 slots, a pass of a few seconds would end before the climb to 16 cores does.
+epoch) starts there. The first pass starts near the core count (:func:`parafeed.core.options.input_cores`).
 
 Task size (elements per task) is set from the measured time per element so that one task takes about
 ``TARGET_TASK_SECONDS``: long enough to amortise the hand-off to a worker, short enough to balance the workers.

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.core.dataset import AUTOTUNE
-from parafeed.core.options import schedulable_cpus
+from parafeed.core.options import input_cores
 from parafeed.errors import WorkerError
 from parafeed.parallel import shutdown
 from parafeed.parallel.executor import Outcome
@@ -226,7 +226,7 @@ class LocalInputWorkers:
         self._workers: list[_Local] = []
         self._first = 0
         self.replaced = 0
-        self.tuner = None  # (AUTOTUNE here: the schedulable cores)
+        self.tuner = None  # (AUTOTUNE here: input_cores())
         shutdown.close_at_exit(self)
 
     def __len__(self) -> int:
@@ -238,9 +238,9 @@ class LocalInputWorkers:
         return [w.process for w in self._workers]
 
     def start(self, count: int, first: int, state: dict[str, Any] | None) -> None:
-        """Run on ``count`` worker processes (AUTOTUNE: the schedulable cores) from block ``first``, every one from
-        the pipeline's ``state`` before it; processes already running are reused."""
-        count = schedulable_cpus() if count == AUTOTUNE else count
+        """Run on ``count`` worker processes (AUTOTUNE: :func:`~parafeed.core.options.input_cores`) from block
+        ``first``, every one from the pipeline's ``state`` before it; processes already running are reused."""
+        count = input_cores() if count == AUTOTUNE else count
         processes = self._drain()
         if len(processes) > count:
             stop_all(processes[count:])

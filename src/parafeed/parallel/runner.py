@@ -28,7 +28,7 @@ from typing import Any, Protocol, cast
 from parafeed.core.dataset import AUTOTUNE
 from parafeed.core.functions import fn_name, user_error
 from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
-from parafeed.core.options import schedulable_cpus
+from parafeed.core.options import input_cores, schedulable_cpus
 from parafeed.core.positions import Mark, PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
 from parafeed.parallel.autotune import Learned, ParallelismTuner, task_size
@@ -149,8 +149,8 @@ class ParallelMapIterator(DatasetIterator):
         depth: chunks outstanding per unit of parallelism.
         order_fixed: the input's order follows from its state, so positions are marked cheaply (PositionMarks).
         max_parallelism: AUTOTUNE's ceiling (None: ``Options.max_workers``; the Ray executor gives the cluster's CPUs).
-        learned: the step's record of where AUTOTUNE settled in its earlier passes: this pass starts there (else at 2)
-            and updates it.
+        learned: the step's record of where AUTOTUNE settled in its earlier passes: this pass starts there (else at
+            :func:`~parafeed.core.options.input_cores`) and updates it.
         """
         super().__init__()
         options = current_options()
@@ -163,7 +163,7 @@ class ParallelMapIterator(DatasetIterator):
         ceiling = max_parallelism or options.workers
         self._max = ceiling if num_parallel_calls == AUTOTUNE else num_parallel_calls
         self._learned = learned if autotune else None
-        start = (learned and learned.parallelism) or 2
+        start = (learned and learned.parallelism) or min(self._max, input_cores())
         self._tuner = ParallelismTuner(self._max, start=start) if autotune else None
         self._make_executor = make_executor
         self._target = task_seconds
