@@ -50,7 +50,7 @@ UNKNOWN_CARDINALITY = UNKNOWN
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # (loaded on first use: see __getattr__)
-    from parafeed import adapters, experimental
+    from parafeed import adapters, experimental, feed
 
 
 # namespaces loaded on first use, to keep `import parafeed` fast: name -> module
@@ -60,6 +60,7 @@ _LAZY = {
     "compat": "parafeed.compat",
     "dtypes": "parafeed.values.dtypes",
     "experimental": "parafeed.experimental",
+    "feed": "parafeed.feed",
     "math": "parafeed.tensor_ops.math_ops",
     "lookup": "parafeed.io.lookup",
     "nest": "parafeed.tensor_ops.nest",
@@ -149,6 +150,7 @@ __all__ = [
     "distribute",
     "errors",
     "experimental",
+    "feed",
     "image",
     "io",
     "ragged",

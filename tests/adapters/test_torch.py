@@ -1,4 +1,6 @@
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -111,3 +113,69 @@ def test_torch_adapter_resumes_on_another_world_size_and_later_epochs_are_whole(
     for later in epochs[1:]:
         assert sorted(later) == list(range(60))  # whole epochs again
     assert epochs[1] != epochs[2]  # reshuffled each epoch
+
+
+def test_to_torch_on_a_device_gives_the_same_batches_readied_ahead_on_the_feeds_thread():
+    x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    names = np.array([str(i).encode() for i in range(20)], dtype=object)
+    ds = pf.Dataset.from_tensor_slices({"x": x, "name": names, "n": np.arange(20)}).batch(6)
+    plain = list(ds.to_torch())
+    for device in ("cpu", torch.device("cpu")):
+        batches = list(ds.to_torch(device=device, ahead=3))
+        assert len(batches) == len(plain) == 4
+        for got, want in zip(batches, plain):
+            assert (
+                got["x"].device.type == "cpu" and torch.equal(got["x"], want["x"]) and got["x"].dtype == torch.float32
+            )
+            assert torch.equal(got["n"], want["n"]) and got["name"] == want["name"]
+
+
+def test_to_torch_on_a_device_resumes_exactly_mid_pass_though_it_reads_ahead():
+    ds = pf.Dataset.range(40).shuffle(8, seed=2, reshuffle_each_iteration=False).map(lambda x: x * 2).batch(4)
+    full = [b.tolist() for b in ds.to_torch()]
+    feed = ds.to_torch(device="cpu", ahead=3)
+    first = []
+    for batch in feed:
+        first.append(batch.tolist())
+        if len(first) == 4:
+            time.sleep(0.2)  # the feed's thread has read 3 batches ahead by now
+            state = json.loads(json.dumps(feed.state_dict()))
+            break
+    assert state["steps"] == 4 and state["samples"] == 16
+    resumed = ds.to_torch(device="cpu")
+    resumed.load_state_dict(state)
+    assert first + [b.tolist() for b in resumed] == full
+
+
+@pytest.mark.parametrize("device", [None, "cpu"])
+def test_to_torch_raises_an_error_at_its_batch_and_ends_the_pass(device):
+    def check(x):
+        if x == 9:
+            raise ValueError("element 9 is bad")
+        return x
+
+    feed = iter(pf.Dataset.range(16).map(check).batch(4).to_torch(device=device))
+    assert [next(feed).tolist(), next(feed).tolist()] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    with pytest.raises(ValueError, match="element 9 is bad"):
+        next(feed)
+    assert list(feed) == []  # (an IterableDataset's pass is a generator: an exception ends it)
+    assert not [t for t in threading.enumerate() if t.name == "parafeed-feed"]  # the feed stopped with it
+
+
+def test_to_torch_rejects_unknown_keywords_and_distribute_arguments_without_distribute():
+    ds = pf.Dataset.range(8).batch(2)
+    with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) \['devce'\]"):
+        ds.to_torch(devce="cuda")
+    with pytest.raises(ValueError, match=r"\['num_replicas'\] are distribute\(\)'s arguments.*distribute=True"):
+        ds.to_torch(num_replicas=2)
+    with pytest.raises(ValueError, match="`ahead` must be an int >= 0"):
+        ds.to_torch(device="cpu", ahead=-1)
+    assert [b.tolist() for b in ds.to_torch(True, num_replicas=2, replica_id=1, policy="DATA")] == [[1, 3], [5, 7]]
+
+
+def test_feed_stats_count_what_the_loop_took_and_the_process_cpu_per_element():
+    stats = pf.feed.FeedStats()
+    ds = pf.Dataset.range(1000).map(lambda x: np.full((64,), x, np.float32)).batch(50)
+    assert sum(len(b) for b in ds.to_torch(device="cpu", stats=stats)) == 1000
+    assert stats.batches == 20 and stats.elements == 1000
+    assert 0.0 < stats.cpu_per_element() < 0.01  # seconds: some CPU, far from a millisecond per element

@@ -33,7 +33,11 @@ elif mode == "processes":
     ds = ds.map(image, num_parallel_calls=2, executor="process").batch(16)
 elif mode == "offload":
     ds = ds.map(image).batch(16).offload(executor="process", workers=2)
+elif mode == "device feed":
+    ds = ds.map(image, num_parallel_calls=2, executor="process").batch(16)
 feed = ds.prefetch(2)
+if mode == "device feed":
+    feed = feed.to_torch(device="cpu")  # batches readied on the feed's thread
 it = iter(feed)
 for _ in range(5):
     next(it)
@@ -47,7 +51,7 @@ else:
         time.sleep(0.005)
 """
 
-MODES = ["threads", "processes", "offload"]
+MODES = ["threads", "processes", "offload", "device feed"]
 ENDINGS = {  # ending -> (return code, the last line of stderr's one traceback, or None for an empty stderr)
     "exit": (0, None),
     "exception": (1, "RuntimeError: the training loop failed"),
@@ -143,7 +147,7 @@ def test_every_ending_stops_the_feed_at_once_silently_leaving_nothing(mode, tmp_
                 assert stderr.count("Traceback") == 1 and stderr.strip().splitlines()[-1] == last, (ending, stderr)
             assert took < DEADLINE, (ending, took)
             pids, segments = held[ending]
-            deadline = time.monotonic() + 5.0  # the workers see their trainer go
+            deadline = time.monotonic() + 10.0  # the workers see their trainer go
             while any(_alive(p) for p in pids) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert not [p for p in pids if _alive(p)], ending

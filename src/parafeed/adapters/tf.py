@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from parafeed.core.dataset import UNKNOWN, Dataset
 from parafeed.distribute.agreement import LocalGroup, agreeing_in
 from parafeed.distribute.resume import Epochs, save_state
 from parafeed.errors import InvalidArgumentError, StateError
+from parafeed.feed.stats import FeedStats
 from parafeed.values.ragged_spec import RaggedTensorSpec
 from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.structure import STRING, TensorSpec, flatten, map_structure
@@ -217,24 +217,6 @@ def _from_generator(generator: Callable[[], Iterator[Any]], signature: Any, coun
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return out.with_options(options)
-
-
-class FeedStats:
-    """How long TensorFlow's input thread waited for parafeed's batches: pass one to :func:`distribute` and read it
-    while training runs. A pipeline that keeps up has a batch ready in its prefetch buffer at every request, so
-    ``waited`` stays near zero; time waited here is time the strategy may have waited for input. ``clock`` gives
-    seconds (tests pass their own)."""
-
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
-        self._lock = threading.Lock()
-        self.clock = clock
-        self.batches = 0
-        self.waited = 0.0  # seconds
-
-    def record(self, batches: int, seconds: float) -> None:
-        with self._lock:
-            self.batches += batches
-            self.waited += seconds
 
 
 class FeedPositions:

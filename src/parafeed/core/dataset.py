@@ -494,12 +494,13 @@ class Dataset(DatasetSources):
 
         return to_tf(self, output_signature)
 
-    def to_torch(self, distribute: bool = False, **distribute_args: Any) -> Any:
-        """This pipeline as a PyTorch ``IterableDataset`` of tensors sharing parafeed's memory; with ``distribute``,
-        split by ``torch.distributed`` rank."""
+    def to_torch(self, distribute: bool = False, device: Any = None, **kwargs: Any) -> Any:
+        """This pipeline as a PyTorch ``IterableDataset`` of tensors: sharing parafeed's memory, or with ``device``
+        (``"cuda"``, ``"cpu"``) on that device, readied ahead; with ``distribute``, split by ``torch.distributed``
+        rank (see :func:`parafeed.adapters.torch.to_torch`)."""
         from parafeed.adapters.torch import to_torch
 
-        return to_torch(self, distribute, **distribute_args)
+        return to_torch(self, distribute, device, **kwargs)
 
     # ------------------------------------------------------------------ nested datasets
 

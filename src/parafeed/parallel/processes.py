@@ -178,7 +178,9 @@ class ProcessExecutor:
         os.close(self._wake_w)
         os.close(self._wake_r)
         pool = self._pool
-        if not pool.broken and not pool.drain(timeout=5.0):
+        if shutdown.exiting():
+            pool.broken = True  # (stopped with the interpreter: no waiting for the tasks in flight)
+        elif not pool.broken and not pool.drain(timeout=5.0):
             pool.broken = True  # a task that never finishes: this pool cannot be handed to another iterator
         self._release(pool)
 

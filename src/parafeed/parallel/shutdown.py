@@ -33,7 +33,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-_owners: weakref.WeakSet[Any] = weakref.WeakSet()  # open objects with a close(): closed first at exit
+_owners: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()  # objects with a close(): closed first
+# at exit, in the order they were given (a consumer is made before the workers it starts, and is closed first)
 _after: list[Callable[[], None]] = []  # then these, in order
 _terminate: list[Callable[[], None]] = []  # run by the SIGTERM handler
 _state = {"exiting": False, "handler": False, "terminating": False}
@@ -51,8 +52,9 @@ def finalizing() -> bool:
 
 
 def close_at_exit(owner: Any) -> None:
-    """Call ``owner.close()`` at exit if it is still alive then (held weakly; a second ``close()`` must be a no-op)."""
-    _owners.add(owner)
+    """Call ``owner.close()`` at exit if it is still alive then (held weakly; a second ``close()`` must be a no-op);
+    owners are closed in the order they were given."""
+    _owners[owner] = None
     watch_sigterm()
 
 

@@ -1,0 +1,99 @@
+"""PyTorch's side of the device feed: batches of NumPy leaves become tensors on ``device``.
+
+On a CUDA device, on the feed's thread (:class:`parafeed.feed.ahead.Ahead`), each batch is
+
+1. copied into page-locked host buffers taken from a ring allocated once and reused (:class:`parafeed.feed.slots.Slots`:
+   a slot is reused only after the GPU finished copying out of it, which its CUDA event says);
+2. copied to the device on a side CUDA stream (``non_blocking``: the copy runs while the model computes), and an
+   event recorded after it;
+
+and on the loop's thread, when the loop takes it, the loop's current stream waits for that event and every device
+tensor is marked as used on that stream (``record_stream``), so the caching allocator does not hand its memory to the
+side stream while the model still reads it.
+
+On the CPU (``device="cpu"``, what runs without a GPU) the leaves become tensors that share their memory (no copy);
+the same thread, ring logic and hand-over run. Strings stay ``bytes`` (lists of ``bytes`` for arrays of strings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from parafeed.feed.slots import Slots
+from parafeed.values.structure import STRING, flatten, map_structure, pack_as
+
+
+def to_tensor(leaf: Any) -> Any:
+    """One element leaf as a CPU tensor sharing its memory (strings stay ``bytes``; a read-only array is copied once,
+    since a tensor is writable)."""
+    import torch
+
+    if isinstance(leaf, np.ndarray):
+        if leaf.dtype == STRING:
+            return leaf.tolist()
+        return torch.from_numpy(leaf if leaf.flags.writeable else leaf.copy())
+    if isinstance(leaf, np.generic):
+        return torch.from_numpy(np.array(leaf))
+    return leaf
+
+
+class TorchTransfer:
+    """``ready(batch)`` (the feed's thread) and ``hand_over(item)`` (the loop's thread) for tensors on ``device``;
+    ``slots`` host buffers per batch layout on a CUDA device (the batches read ahead, plus two)."""
+
+    def __init__(self, device: Any, slots: int):
+        import torch
+
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        self._stream: Any = None
+        self._slots: Slots | None = None
+        if self.cuda:
+            self._stream = torch.cuda.Stream(self.device)
+            self._slots = Slots(slots, _pinned, lambda event: event.query(), lambda event: event.synchronize())
+
+    @property
+    def allocated(self) -> int:
+        """Page-locked buffers made so far (each once)."""
+        return 0 if self._slots is None else self._slots.allocated
+
+    def ready(self, batch: Any) -> Any:
+        tensors = map_structure(to_tensor, batch)
+        if not self.cuda:
+            return tensors, None
+        import torch
+
+        leaves = flatten(tensors)
+        moving = [i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor)]
+        layout = tuple((tuple(leaves[i].shape), leaves[i].dtype) for i in moving)
+        assert self._slots is not None
+        slot = self._slots.take(layout)
+        with torch.cuda.stream(self._stream):
+            for i, host in zip(moving, slot):
+                host.copy_(leaves[i])  # into page-locked memory (a CPU copy; the GIL is released)
+                leaves[i] = host.to(self.device, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record(self._stream)
+        self._slots.give(layout, slot, event)
+        return pack_as(tensors, leaves), event
+
+    def hand_over(self, item: Any) -> Any:
+        tensors, event = item
+        if event is None:
+            return tensors
+        import torch
+
+        stream = torch.cuda.current_stream(self.device)
+        stream.wait_event(event)
+        for t in flatten(tensors):
+            if isinstance(t, torch.Tensor):
+                t.record_stream(stream)
+        return tensors
+
+
+def _pinned(layout: Any) -> list[Any]:
+    import torch
+
+    return [torch.empty(shape, dtype=dtype, pin_memory=True) for shape, dtype in layout]
