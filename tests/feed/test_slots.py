@@ -60,3 +60,17 @@ def test_each_layout_has_slots_of_its_own():
     slots.give("a", a, Event())
     with pytest.raises(RuntimeError, match="all 1 slots of layout 'b'"):  # b's slot was never given back
         slots.take("b")
+
+
+def test_batches_of_ever_new_shapes_keep_the_slots_of_a_few_layouts_only():
+    slots, made = ring(2)
+    slots.layouts = 3
+    for n in range(10):  # ten shapes, each copy done at once
+        event = Event()
+        slots.give(n, slots.take(n), event)
+        event.finished = True
+    assert len(made) == 10
+    slots.give(9, slots.take(9), Event())  # the newest layouts are kept: a slot reused, none made
+    assert len(made) == 10
+    slots.take(0)  # the oldest was let go (its memory with it): made again
+    assert len(made) == 11

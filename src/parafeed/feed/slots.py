@@ -27,8 +27,9 @@ class Slots:
     """
 
     def __init__(self, count: int, allocate: Callable[[Hashable], Any], done: Callable[[Any], bool],
-                 wait: Callable[[Any], None]):  # fmt: skip
+                 wait: Callable[[Any], None], layouts: int = 4):  # fmt: skip
         self.count = count
+        self.layouts = layouts  # layouts kept at most: batches of ever new shapes do not pin ever more memory
         self._allocate, self._done, self._wait = allocate, done, wait
         self._free: dict[Hashable, list[Any]] = {}  # layout -> slots no copy uses
         self._busy: collections.deque[tuple[Hashable, Any, Any]] = collections.deque()  # (layout, slot, token)
@@ -43,6 +44,8 @@ class Slots:
         if free:
             return free.pop()
         if self._made.get(layout, 0) < self.count:
+            if layout not in self._made:
+                self._forget_a_layout()
             self._made[layout] = self._made.get(layout, 0) + 1
             self.allocated += 1
             return self._allocate(layout)
@@ -52,6 +55,16 @@ class Slots:
                 self._wait(token)
                 return slot
         raise RuntimeError(f"Slots: all {self.count} slots of layout {layout!r} are out and none is being copied")
+
+    def _forget_a_layout(self) -> None:
+        """Drop the free slots of the oldest layout no copy uses, while :attr:`layouts` are kept."""
+        busy = {layout for layout, _, _ in self._busy}
+        for old in list(self._made):
+            if len(self._made) < self.layouts:
+                return
+            if old not in busy:
+                del self._made[old]
+                self._free.pop(old, None)
 
     def give(self, layout: Hashable, slot: Any, token: Any) -> None:
         """``slot`` is being copied out of until ``token`` is done."""
