@@ -59,6 +59,9 @@ class Dataset(DatasetSources):
     """How this step's elements relate to its input's (see :mod:`parafeed.core.graph`)."""
     batch_size: int | None = None
     """Elements per batch of a batching step (None for other steps, or when sizes vary)."""
+    whole_batches: bool = False
+    """A batching step whose every batch is ``batch_size`` consecutive input elements (the last one maybe fewer),
+    nothing added or dropped between (``batch``, ``padded_batch``)."""
     seed: int | None = None
     """The seed of a step that draws random numbers (``shuffle``), None for the others."""
     order_fixed: bool = True

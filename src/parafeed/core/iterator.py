@@ -105,6 +105,12 @@ class RunContext:
     _ram: RamBudget | None = None
 
     @property
+    def input_worker(self) -> bool:
+        """Whether this run is an input worker's share of another (``offload``): it runs its steps itself, with no
+        worker processes of its own."""
+        return self.stopped is not None
+
+    @property
     def start(self) -> int:
         """Samples of the global order this pass's replica split skips (an elastic resume), else 0."""
         return self.resumed.start

@@ -23,6 +23,7 @@ class BatchDataset(Dataset):
     """Batches of ``batch_size`` consecutive elements."""
 
     kind = BATCHING
+    whole_batches = True
 
     def __init__(self, parent: Dataset, batch_size: int, drop_remainder: bool = False, name: str | None = None):
         super().__init__((parent,), name=name)
@@ -39,8 +40,12 @@ class BatchDataset(Dataset):
         parent = self._parents[0]
         if isinstance(parent, MapDataset) and current_options().experimental_optimization.fuses_map_and_batch():
             from parafeed.ops.map_and_batch import MapAndBatchIterator
+            from parafeed.ops.offload import workers_read_the_input
             from parafeed.parallel.batch_rows import BatchRows
 
+            offloaded = workers_read_the_input(self, parent)  # (a map on processes: its workers read its input)
+            if offloaded is not None:
+                return offloaded
             rows = BatchRows(self.batch_size)
             return MapAndBatchIterator(parent._iter(rows=rows), rows, self.drop_remainder)
         return _BatchIterator(parent._iter(), self.batch_size, self.drop_remainder)

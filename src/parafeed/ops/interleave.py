@@ -8,7 +8,7 @@ from typing import Any
 from parafeed.core.arguments import callable_arg, deterministic_arg, parallelism_arg, positive_int
 from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.core.functions import call, fn_name, user_error
-from parafeed.core.iterator import DatasetIterator, resolve_deterministic
+from parafeed.core.iterator import DatasetIterator, current_scope, resolve_deterministic
 from parafeed.core.options import schedulable_cpus
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.ops.flat_map import FlatMapIterator
@@ -80,10 +80,13 @@ class InterleaveDataset(Dataset):
         parent = self._parents[0]._iter()
         if self.cycle_length == 1:
             return FlatMapIterator(parent, self)
-        if self._num_parallel_calls is None:
-            return InterleaveIterator(parent, self)
+        deterministic = resolve_deterministic(self._deterministic)
+        run = current_scope().run
+        if self._num_parallel_calls is None or (deterministic and run is not None and run.input_worker):
+            return InterleaveIterator(parent, self)  # (an input worker reads in the cycle's order itself: its skips
+            # over the other workers' blocks seek instead of reading ahead)
         parallelism = self.cycle_length if self._num_parallel_calls == AUTOTUNE else self._num_parallel_calls
-        return ParallelInterleaveIterator(parent, self, parallelism, resolve_deterministic(self._deterministic))
+        return ParallelInterleaveIterator(parent, self, parallelism, deterministic)
 
     def _element_spec(self) -> Any:
         return self.open_input(self._parents[0]._sample_element(), None).element_spec

@@ -59,6 +59,71 @@ class InterleaveIterator(DatasetIterator):
                 self._advance()
         raise StopIteration
 
+    def skip(self, n: int) -> int:
+        """Skip ``n`` elements in the cycle's order, by whole rounds where every slot has an open input or none is left
+        to open (each input skips with its own ``skip``: a TFRecord reader seeks), element by element elsewhere."""
+        done = 0
+        while done < n:
+            open_slots = sum(1 for it in self._cycle if it is not None)
+            rounds = (n - done) // (max(1, open_slots) * self._ds.block_length)
+            if (
+                rounds
+                and open_slots
+                and self._block == 0
+                and not any(type(it) is Failed for it in self._cycle)
+                and (open_slots == len(self._cycle) or not self._more_inputs())  # (an empty slot stays empty)
+            ):
+                done += self._skip_rounds(rounds)
+                continue
+            try:
+                next(self)
+            except StopIteration:
+                break
+            done += 1
+        return done
+
+    def _skip_rounds(self, rounds: int) -> int:
+        """Skip ``rounds`` whole rounds of the cycle from slot ``self._slot`` (at a block's start; every slot open, or
+        empty for good); returns the elements skipped.
+
+        As ``__next__`` does: an input found ended at its turn gives nothing that turn (the cursor moves on) and its
+        slot is refilled with the next input at the slot's next turn. So each slot first skips its share; a slot
+        whose input ended in round ``q`` is refilled at round ``q + 1``, in the order those turns come (round, then
+        place in the cycle from the cursor), since each refill takes the next input."""
+        import heapq
+
+        size, block, start = len(self._cycle), self._ds.block_length, self._slot
+        skipped = 0
+        turns: list[tuple[int, int]] = []  # (round, place from the cursor) of the refills due
+        for place in range(size):
+            slot = (start + place) % size
+            if self._cycle[slot] is None:  # (no input left to put there: the turn passes)
+                continue
+            got = self._cycle[slot].skip(rounds * block)
+            skipped += got
+            if got < rounds * block:
+                self._end_input(slot)
+                heapq.heappush(turns, (got // block + 1, place))
+        while turns:
+            turn, place = heapq.heappop(turns)
+            if turn >= rounds or not self._more_inputs():
+                continue
+            slot = (start + place) % size
+            if not self._fill(slot):  # (the end of the input; an error raises as __next__ raises it)
+                continue
+            want = (rounds - turn) * block
+            got = self._cycle[slot].skip(want)
+            skipped += got
+            if got < want:
+                self._end_input(slot)
+                heapq.heappush(turns, (turn + got // block + 1, place))
+        return skipped
+
+    def _end_input(self, slot: int) -> None:
+        self._cycle[slot].close()
+        self._cycle[slot] = None
+        self._open -= 1
+
     def _more_inputs(self) -> bool:
         """Whether inputs remain to open in a slot."""
         return not self._input_done

@@ -37,6 +37,8 @@ class ParallelInterleaveIterator(InterleaveIterator):
         self._chunk = max(ds.block_length, INPUT_CHUNK)
         self._spares: collections.deque[tuple[int, tuple, Any]] = collections.deque()  # (number, before, input)
 
+    skip = DatasetIterator.skip  # (its inputs are read ahead on their threads: skipped element by element)
+
     def _open_input(self, it: DatasetIterator) -> Any:
         return BackgroundIterator(it, 2, "parafeed-interleave", self._limit, self._chunk)
 

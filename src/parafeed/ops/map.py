@@ -83,6 +83,9 @@ class MapDataset(Dataset):
         from parafeed.parallel.runner import ParallelMapIterator
 
         executor = self._executor or current_options().resolve("executor")
+        run = current_scope().run
+        if executor == "process" and run is not None and run.input_worker:  # (one of the workers already)
+            return _MapIterator(parent, fn, self._what)
         if executor == "ray":  # results come back from the object store: not written into a fused batch's rows
             from parafeed.parallel.ray_executor import ray_executor_factory
 
@@ -123,6 +126,14 @@ class MapDataset(Dataset):
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=THREAD_DEPTH,
             order_fixed=order_fixed(self._parents[0]), learned=self._learned,
         )  # fmt: skip
+
+    def process_parallelism(self) -> int | None:
+        """This map's ``num_parallel_calls`` (an int, or AUTOTUNE) where it runs on worker processes of this host in
+        input order; None where it runs serially, on threads or on Ray, or hands results out as they finish."""
+        if self._num_parallel_calls is None or not resolve_deterministic(self._deterministic):
+            return None
+        executor = self._executor or current_options().resolve("executor")
+        return self._num_parallel_calls if executor == "process" else None
 
     def _serial_iterator(self, parent: DatasetIterator, index: int, fn: Callable[..., Any]) -> _MapIterator:
         it = _MapIterator(parent, fn, self._what)

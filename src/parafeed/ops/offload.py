@@ -71,7 +71,8 @@ class OffloadDataset(PassThroughDataset):
                 "equal_steps() after offload()"
             )
 
-    def _make_iterator(self) -> DatasetIterator:
+    def _make_iterator(self, step: str = "Offload") -> DatasetIterator:
+        """``step``: the step name its states carry (a batch whose map's workers read its input keeps "Batch")."""
         from parafeed.parallel.ray_input_workers import InputWorkers
 
         parent = self._parents[0]
@@ -94,12 +95,13 @@ class OffloadDataset(PassThroughDataset):
             workers = LocalInputWorkers(pipeline, self.buffer, units, run.shared(parent))
         else:
             workers = InputWorkers(self, pipeline, self.cpus_per_worker, self.buffer, units, run.shared(parent))
-        return _OffloadIterator(self, workers)
+        return _OffloadIterator(self, workers, step)
 
 
 class _OffloadIterator(DatasetIterator):
-    def __init__(self, node: OffloadDataset, workers: Any):
+    def __init__(self, node: OffloadDataset, workers: Any, step: str):
         super().__init__()
+        self._step = step
         self._workers = workers  # an InputWorkers
         self._count = node.workers  # workers to start with (AUTOTUNE: a few, then as the trainer's wait asks)
         self._started = False
@@ -173,6 +175,9 @@ class _OffloadIterator(DatasetIterator):
         return len(self._workers)
 
     # ------------------------------------------------------------------ checkpoints
+
+    def _step_name(self) -> str:
+        return self._step
 
     def _get_state(self) -> dict:
         if self._pending:  # inside a block: the state before it, and how much of it was taken
@@ -252,12 +257,9 @@ class _BlockShardIterator(DatasetIterator):
 def _passes_blocks(node: Dataset) -> bool:
     """Whether a block shard below ``node`` gives the same blocks of ``node``'s output as one above it: one output per
     input element in input order, or fixed-size batches of consecutive elements."""
-    from parafeed.ops.batch import BatchDataset
-    from parafeed.ops.padded_batch import PaddedBatchDataset
-
     if len(node.parents) != 1:
         return False
-    return (node.kind == ONE_TO_ONE and node.order_fixed) or isinstance(node, (BatchDataset, PaddedBatchDataset))
+    return (node.kind == ONE_TO_ONE and node.order_fixed) or node.whole_batches
 
 
 def split_point(root: Dataset, units: int) -> tuple[Dataset, int]:
@@ -265,3 +267,44 @@ def split_point(root: Dataset, units: int) -> tuple[Dataset, int]:
     from, and the block size there in that node's elements (batches below multiply it)."""
     node = graph.down(root, _passes_blocks)
     return node, units * math.prod(n.batch_size or 1 for n in graph.chain(root, node) or ())
+
+
+# ---------------------------------------------------------------------- a process map's input read by its workers
+
+PORTABLE_BYTES = 16 << 20  # in-memory data an input worker may hold a copy of
+
+
+def workers_read_the_input(batch: Dataset, map_node: Any) -> DatasetIterator | None:
+    """``map(..., executor="process")`` and then ``batch``, with ``Options.experimental_optimization.
+    map_input_in_workers = True``: the whole pipeline up to the batch run by local input workers,
+    ``offload(executor="process")``, so that the trainer neither reads a record nor touches an element (reading
+    TFRecords alone costs a process 25-35 µs per record: more than the whole feed may cost the training loop). The
+    workers are the map's ``num_parallel_calls`` (AUTOTUNE: :func:`~parafeed.core.options.input_cores`); the elements,
+    their order and errors are the pipeline's on one host.
+
+    What it costs (why it is not the default): every worker runs the input pipeline and skips the other workers'
+    batches (a TFRecord reader seeks, a serial interleave skips whole rounds; a shuffle buffer fills in every
+    worker); a checkpoint restores only into a pipeline run the same way, and an elastic resume on another number of
+    replicas (:mod:`parafeed.distribute.elastic`) cannot see what the workers consumed. None where it does not
+    apply: the option unset, another executor, results out of order, an input whose order is not fixed by its state
+    (``deterministic=False`` upstream, datasets made by user functions), replicas that agree at run time, a Python
+    generator or more than :data:`PORTABLE_BYTES` of in-memory data to copy into every worker, or this run is an
+    input worker's already."""
+    from parafeed.sources.generator import GeneratorDataset
+
+    workers = map_node.process_parallelism()
+    run = current_scope().run
+    if (
+        workers is None
+        or run is None
+        or run.input_worker
+        or not run.options.experimental_optimization.moves_map_input()
+    ):
+        return None
+    split, _ = split_point(batch, 1)
+    upstream = list(graph.walk(batch))
+    if not order_fixed(split) or any(getattr(node, "agrees", False) for node in upstream):
+        return None
+    if any(isinstance(n, GeneratorDataset) or getattr(n, "nbytes", 0) > PORTABLE_BYTES for n in upstream):
+        return None
+    return OffloadDataset(batch, workers, 1.0, 2, None, executor="process")._make_iterator(step="Batch")

@@ -33,6 +33,7 @@ class PaddedBatchDataset(Dataset):
     """Batches whose components are padded to ``padded_shapes`` (``None`` dimensions: the batch's largest)."""
 
     kind = BATCHING
+    whole_batches = True
 
     def __init__(
         self,

@@ -59,6 +59,26 @@ class _RepeatIterator(DatasetIterator):
             self._produced = True
             return x
 
+    def skip(self, n: int) -> int:
+        """Skip ``n`` elements with the input's own skips (a TFRecord reader seeks), pass after pass."""
+        done = 0
+        while done < n:
+            if self._it is None:
+                if self._count != -1 and self._epoch >= self._count:
+                    break
+                self._it = build_in(self._scope, self._dataset, self._epoch)
+                self._produced = False
+            skipped = self._it.skip(n - done)
+            done += skipped
+            self._produced = self._produced or skipped > 0
+            if done < n:  # the pass ended
+                self._it.close()
+                self._it = None
+                self._epoch += 1
+                if not self._produced:
+                    self._count = self._epoch
+        return done
+
     def _get_state(self) -> dict:
         child = None if self._it is None else self._it.get_state()
         return {"epoch": self._epoch, "count": self._count, "produced": self._produced, "current": child}

@@ -46,7 +46,9 @@ from parafeed.parallel.shm import (
     OUT_OF_BAND_MIN,
     RingClosed,
     decode,
+    dumps,
     encode,
+    forget_segment,
     map_segment,
     own_segment,
     remove_segment,
@@ -101,7 +103,7 @@ def to_segment(value: Any, segment: tuple[str, int] | None, fresh: str) -> Packe
         buffers.append(raw)
         return False
 
-    payload = pickle.dumps(value, protocol=5, buffer_callback=out_of_band)
+    payload = dumps(value, out_of_band, buffers.clear)
     if not buffers:
         return payload, None, []
     sizes = [b.nbytes for b in buffers]
@@ -156,8 +158,9 @@ class _Segments:
         free again, an unused new name is given up."""
         if used is not None and used == fresh:
             self.memory[used] = np.frombuffer(map_segment(used), np.uint8)
+            own_segment(used)
         elif fresh is not None:
-            remove_segment(fresh)
+            forget_segment(fresh)  # (the worker wrote into the reserved one: nothing was made)
         if reserved != used:
             self.give(reserved)
 
@@ -291,7 +294,7 @@ class LocalInputWorkers:
         while len(worker.calls) < self._buffer:
             segment, forget = segments.reserve(self._buffer + KEEP_SEGMENTS)
             fresh = "psm_" + secrets.token_hex(8)  # the prefix SharedMemory uses (leak checks look for it)
-            own_segment(fresh)  # the process may make it: this one removes it, used or not, and on SIGTERM
+            own_segment(fresh, made=False)  # the process may make it: this one removes it, and on SIGTERM
             command = ("blocks", self._units, self._per_call, segment, fresh, forget)
             self._call(worker, command, segment and segment[0], fresh)
 

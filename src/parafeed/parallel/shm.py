@@ -50,7 +50,7 @@ class ShmRing:
             assert capacity is not None
             self._shm = shared_memory.SharedMemory(create=True, size=_HEADER + capacity)  # (registered by Python)
             self._owner = True
-            _owned.add(self._shm.name.lstrip("/"))
+            _owned[self._shm.name.lstrip("/")] = True
             shutdown.watch_sigterm()
             if shutdown.terminating():
                 self.unlink()
@@ -120,7 +120,7 @@ class ShmRing:
         if self._owner and not self._unlinked:
             self._unlinked = True
             if self.name.lstrip("/") in _owned:  # (else removed on SIGTERM already)
-                _owned.discard(self.name.lstrip("/"))
+                del _owned[self.name.lstrip("/")]
                 with contextlib.suppress(FileNotFoundError):
                     self._shm.unlink()
 
@@ -166,25 +166,34 @@ def unlink_segment(name: str) -> None:
         _posixshmem.shm_unlink("/" + name.lstrip("/"))
 
 
-_owned: set[str] = set()  # segments of this process's that it has not removed yet, by name
+_owned: dict[str, bool] = {}  # segments of this process's that it has not removed yet -> registered with the tracker
 
 
-def own_segment(name: str) -> None:
+def own_segment(name: str, made: bool = True) -> None:
     """Segment ``name``, made by this process or for it, is this process's to remove (:func:`remove_segment`): the
-    resource tracker removes it should the process be killed, and SIGTERM at once."""
-    resource_tracker.register("/" + name, "shared_memory")
-    _owned.add(name)
+    resource tracker removes it should the process be killed, and SIGTERM at once. ``made=False``: a name another
+    process may use for a segment it makes for this one (removed on SIGTERM, not told to the tracker until
+    ``own_segment(name)`` says it was made, or given up with :func:`forget_segment`)."""
+    if made:
+        resource_tracker.register("/" + name, "shared_memory")
+    _owned[name] = made
     shutdown.watch_sigterm()
     if shutdown.terminating():  # (made while SIGTERM removes the others)
         remove_segment(name)
 
 
+def forget_segment(name: str) -> None:
+    """Give up a name of :func:`own_segment`'s (``made=False``) that no segment was made for."""
+    _owned.pop(name, None)
+
+
 def remove_segment(name: str) -> None:
     """Remove segment ``name`` (one of :func:`own_segment`'s; once: a second call does nothing)."""
     if name in _owned:
-        _owned.discard(name)
+        registered = _owned.pop(name)
         unlink_segment(name)
-        resource_tracker.unregister("/" + name, "shared_memory")
+        if registered:
+            resource_tracker.unregister("/" + name, "shared_memory")
 
 
 def _remove_owned() -> None:
@@ -215,11 +224,11 @@ def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> Encoded:
         buffers.append(raw)
         return False
 
-    payload = _dumps(obj, out_of_band, buffers.clear)
+    payload = dumps(obj, out_of_band, buffers.clear)
     if len(payload) < OUT_OF_BAND_MIN and not buffers:
         return (payload, None, None)
     if len(payload) + sum(b.nbytes for b in buffers) > ring.capacity // 2:  # too big: one pickled copy instead
-        return (_dumps(obj), None, None)
+        return (dumps(obj), None, None)
     if len(payload) >= OUT_OF_BAND_MIN:
         position, sizes = ring.write([memoryview(payload), *buffers], should_stop)
         return (None, position, sizes)
@@ -227,7 +236,7 @@ def encode(obj: Any, ring: ShmRing, should_stop: Callable[[], bool]) -> Encoded:
     return (payload, position, sizes)
 
 
-def _dumps(obj: Any, buffer_callback: Any = None, retrying: Callable[[], None] = lambda: None) -> bytes:
+def dumps(obj: Any, buffer_callback: Any = None, retrying: Callable[[], None] = lambda: None) -> bytes:
     """``obj`` pickled; by cloudpickle when pickle cannot (a class defined in a function goes by value)."""
     try:
         return pickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)

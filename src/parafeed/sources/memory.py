@@ -54,6 +54,11 @@ class TensorsDataset(Dataset):
                 f"from_tensors(): `tensors` has no components ({short_repr(tensors)}); an element needs at least one"
             )
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the data it holds (what a copy of it in another process costs)."""
+        return _nbytes(flatten(self._element))
+
     def _make_iterator(self) -> DatasetIterator:
         return _TensorsIterator(self._element)
 
@@ -147,6 +152,11 @@ class TensorSlicesDataset(Dataset):
         part = TensorSlicesDataset(pack_as(self._element, [a[rows] for a in self._flat]), name=self._name)
         part._sparse_specs = self._sparse_specs
         return part
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the data it holds (what a copy of it in another process costs)."""
+        return _nbytes(self._flat)
 
     def _make_iterator(self) -> DatasetIterator:
         return _SlicesIterator(self._element, self._flat, self._length)
@@ -312,6 +322,11 @@ class ElementsDataset(Dataset):
     def _static_shapes(self) -> bool:
         return False  # read off an element
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the data it holds (what a copy of it in another process costs)."""
+        return sum(_nbytes(flatten(e)) for e in self._elements)
+
     def _make_iterator(self) -> DatasetIterator:
         return _ListIterator(self._elements)
 
@@ -337,3 +352,14 @@ class _ListIterator(DatasetIterator):
     def _set_state(self, state: dict) -> None:
         self._index = int(state["index"])
         self._it = iter(self._elements[self._index :])
+
+
+def _nbytes(leaves: list[Any]) -> int:
+    """Bytes of ``leaves``' data (an object array counts its bytes strings)."""
+    total = 0
+    for leaf in leaves:
+        if isinstance(leaf, np.ndarray) and leaf.dtype == object:
+            total += sum(len(x) if isinstance(x, bytes) else 64 for x in leaf.flat)
+        else:
+            total += getattr(leaf, "nbytes", len(leaf) if isinstance(leaf, bytes) else 64)
+    return total
