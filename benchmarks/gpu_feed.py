@@ -1,0 +1,263 @@
+"""Feeding an accelerator: P5 photos into a training loop, every feeder in the same run, and what each costs the
+training process.
+
+The pipeline, written as a user would (issue 41): TFRecord shards of JPEG photos (500x375, quality 90, tf.Example
+``image``/``label``) -> ``TFRecordDataset(files, num_parallel_reads=4)`` -> ``map(parse, decode_jpeg, resize 224,
+/ 255, num_parallel_calls=AUTOTUNE)`` -> ``batch(B, drop_remainder=True)`` -> ``prefetch(AUTOTUNE)``, fed by
+``to_torch(device=...)``. Rows (each a feeder; each runs alone in a child process so that its CPU is its own):
+
+* ``N bare threads``: decode + resize + /255 of parsed JPEG bytes on the host's cores, results dropped (the ceiling);
+* parafeed's default (threads, AUTOTUNE); ``map(executor="process")``; the same with
+  ``map_input_in_workers`` (the workers read the input); ``.batch().offload(executor="process")``;
+* PyTorch's DataLoader over the records in memory, ``cores - 1`` workers, ``pin_memory`` on a GPU;
+* ``free input``: one batch already on the device, fed again and again (the model's own speed), with a model only.
+
+Two parts:
+
+1. **CPU per image** (``--model none``, what ``make bench`` runs, on any machine): each feeder iterated for
+   ``--seconds`` after ``--warmup`` seconds, its batches taken as tensors on ``--device`` (``cpu`` by default);
+   images/s, and the training process's CPU per image (``getrusage(RUSAGE_SELF)``: all its threads, not the worker
+   processes): what the feed costs the process that launches the model's kernels.
+2. **Training** (``--model resnet50``, ``resnet18``, or ``tiny`` to try the script on a CPU): torchvision's model,
+   channels_last, bf16 autocast on CUDA, SGD with momentum, cross-entropy; images/s of training for each feeder, as
+   a share of free input.
+
+``--runs`` rounds, rows interleaved, medians (min-max). The table goes into docs/benchmarks.md (section
+``gpu-feed-<device>-<model>``) unless ``--no-save``.
+Usage: python benchmarks/gpu_feed.py [--device cuda] [--model resnet50] [--batch 256] [--photos 4000] [--shards 16]
+[--runs 3] [--warmup 5] [--seconds 15] [--rows ...] [--data bench-data] [--no-save]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+RESULT = "GPU-FEED-RESULT "
+BARE, FREE, DATALOADER = "bare threads", "free input", "PyTorch DataLoader"
+ROWS = [BARE, FREE, "parafeed default (threads)", 'parafeed map(executor="process")',
+        'parafeed map(executor="process") + input in workers', 'parafeed offload(executor="process")', DATALOADER]  # fmt: skip
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
+    """An iterable of (images, labels) tensors on ``args.device`` for ``row``."""
+    import numpy as np
+    import torch
+
+    import parafeed as pf
+    import workloads
+
+    if row == DATALOADER:
+        import torch.utils.data as tud
+
+        records = list(pf.TFRecordDataset(paths))
+
+        class Photos(tud.Dataset):
+            def __len__(self) -> int:
+                return len(records)
+
+            def __getitem__(self, i: int) -> Any:
+                image, label = workloads._preprocess_numpy(records[i])
+                return np.asarray(image), np.int64(label)
+
+        cuda = args.device.startswith("cuda")
+        loader = tud.DataLoader(Photos(), batch_size=args.batch, shuffle=False, drop_last=True, pin_memory=cuda,
+                                num_workers=max(1, pf.core.options.input_cores()), persistent_workers=True)  # fmt: skip
+
+        def forever() -> Any:
+            while True:
+                for x, y in loader:
+                    yield x.to(args.device, non_blocking=True), y.to(args.device, non_blocking=True)
+
+        return forever()
+    spec = {"image": pf.io.FixedLenFeature([], "string"), "label": pf.io.FixedLenFeature([], "int64")}
+
+    def preprocess(record: Any) -> Any:
+        example = pf.io.parse_single_example(record, spec)
+        image = pf.image.resize(pf.image.decode_jpeg(example["image"], channels=3), workloads.IMAGE_SIZE)
+        return image / 255.0, example["label"]
+
+    process = "process" in row
+    ds = pf.TFRecordDataset(paths, num_parallel_reads=4).repeat()
+    ds = ds.map(preprocess, num_parallel_calls=pf.AUTOTUNE, executor="process" if process and "map(" in row else None)
+    ds = ds.batch(args.batch, drop_remainder=True)
+    if "offload" in row:
+        ds = ds.offload(executor="process")
+    if "input in workers" in row:
+        options = pf.Options()
+        options.experimental_optimization.map_input_in_workers = True
+        ds = ds.with_options(options)
+    return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device))
+
+
+def _model(args: argparse.Namespace) -> Any:
+    """(step(images, labels), the model's input batch) for ``args.model``."""
+    import torch
+
+    if args.model == "tiny":  # (a CPU trial of the script)
+        model: Any = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=4), torch.nn.AdaptiveAvgPool2d(1),
+                                         torch.nn.Flatten(), torch.nn.Linear(8, 1000))  # fmt: skip
+    else:
+        import torchvision
+
+        model = getattr(torchvision.models, args.model)()
+    model = model.to(args.device).to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    cuda = args.device.startswith("cuda")
+
+    def step(images: Any, labels: Any) -> None:
+        x = images.permute(0, 3, 1, 2) if images.shape[-1] == 3 else images  # NHWC -> NCHW, channels_last in memory
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+            loss = loss_fn(model(x.float()), labels.long() % 1000)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def _sync(args: argparse.Namespace) -> None:
+    if args.device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def child(row: str, args: argparse.Namespace) -> dict[str, float]:
+    """Run one row: images/s and the training process's CPU per image over ``args.seconds`` after warm-up."""
+    import workloads
+
+    paths = workloads.make_photo_shards(os.path.join(args.data, "photos"), args.photos, args.shards)
+    if row == BARE:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import parafeed as pf
+
+        threads = os.cpu_count() or 1
+        spec = {"image": pf.io.FixedLenFeature([], "string")}
+        jpegs = [pf.io.parse_single_example(r, spec)["image"] for r in pf.TFRecordDataset(paths)]
+        pool = ThreadPoolExecutor(threads)
+
+        def work(part: list) -> int:
+            for jpeg in part:
+                pf.image.resize(pf.image.decode_jpeg(jpeg, channels=3), workloads.IMAGE_SIZE) / 255.0
+            return len(part)
+
+        def one_pass() -> int:
+            return sum(pool.map(work, [jpegs[i::threads] for i in range(threads)]))
+
+        one_pass()
+        start, cpu, n = time.perf_counter(), _cpu(), 0
+        while time.perf_counter() - start < args.seconds:
+            n += one_pass()
+        return {"rate": n / (time.perf_counter() - start), "cpu_us": 0.0}
+    step = _model(args) if args.model != "none" else None
+    if row == FREE:
+        import torch
+
+        images = torch.rand(args.batch, 224, 224, 3, device=args.device)
+        labels = torch.zeros(args.batch, dtype=torch.int64, device=args.device)
+        feed: Any = iter(lambda: (images, labels), None)
+    else:
+        feed = _feeder(row, paths, args)
+    start = time.perf_counter()
+    while time.perf_counter() - start < args.warmup:  # worker pools started, AUTOTUNE settled, kernels compiled
+        images, labels = next(feed)
+        if step is not None:
+            step(images, labels)
+    _sync(args)
+    start, cpu, n = time.perf_counter(), _cpu(), 0
+    while time.perf_counter() - start < args.seconds:
+        images, labels = next(feed)
+        if step is not None:
+            step(images, labels)
+        n += len(labels)
+    _sync(args)
+    seconds = time.perf_counter() - start
+    return {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", default="none", choices=["none", "tiny", "resnet18", "resnet50"])
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--photos", type=int, default=2000)
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--rows", default=";".join(ROWS), help="rows to run, separated by semicolons")
+    parser.add_argument("--data", default="bench-data")
+    parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(RESULT + json.dumps(child(args.child, args)), flush=True)
+        os._exit(0)  # (no waiting for the feeders' pools at exit: the row is measured)
+    rows = [r for r in args.rows.split(";") if r and not (r == FREE and args.model == "none")]
+    results: dict[str, list[dict[str, float]]] = {r: [] for r in rows}
+    for _ in range(args.runs):
+        for row in rows:
+            command = [sys.executable, os.path.abspath(__file__), "--child", row]
+            for flag in ("device", "model", "batch", "photos", "shards", "warmup", "seconds", "data"):
+                command += [f"--{flag}", str(getattr(args, flag))]
+            out = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            line = [x for x in out.stdout.splitlines() if x.startswith(RESULT)]
+            if not line:
+                print(f"{row}: failed\n{out.stderr[-3000:]}", file=sys.stderr)
+                continue
+            results[row].append(json.loads(line[0][len(RESULT) :]))
+    print(table(results, args))
+
+
+def table(results: dict[str, list[dict[str, float]]], args: argparse.Namespace) -> str:
+    def cell(values: list[float], fmt: str) -> str:
+        if not values:
+            return "-"
+        return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
+
+    ceiling = FREE if args.model != "none" else BARE
+    top = statistics.median([r["rate"] for r in results.get(ceiling, [])] or [0.0])
+    loader = statistics.median([r["rate"] for r in results.get(DATALOADER, [])] or [0.0])
+    what = f"training {args.model}" if args.model != "none" else "taking batches"
+    lines = [
+        f"### Feeding {args.device}: {what}, batch {args.batch}",
+        "",
+        f"| feeder | images/s | of {ceiling} | vs DataLoader | training process CPU per image (µs) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row, runs in results.items():
+        rates = [r["rate"] for r in runs]
+        med = statistics.median(rates) if rates else 0.0
+        share = f"{med / top:.0%}" if top and rates else "-"
+        ratio = f"{med / loader:.2f}x" if loader and rates else "-"
+        cpu = cell([r["cpu_us"] for r in runs], ".1f") if row not in (BARE, FREE) else "-"
+        lines.append(f"| {row} | {cell(rates, ',.0f')} | {share} | {ratio} | {cpu} |")
+    lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, "
+              f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s.", ""]  # fmt: skip
+    text = "\n".join(lines)
+    if not args.no_save:
+        import harness
+
+        harness._save(f"gpu-feed-{args.device.split(':')[0]}-{args.model}", text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
