@@ -44,8 +44,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RESULT = "GPU-FEED-RESULT "
 BARE, FREE, DATALOADER = "bare threads", "free input", "PyTorch DataLoader"
-ROWS = [BARE, FREE, "parafeed default (threads)", 'parafeed map(executor="process")',
-        'parafeed map(executor="process") + input in workers', 'parafeed offload(executor="process")', DATALOADER]  # fmt: skip
+ROWS = [
+    BARE,
+    FREE,
+    "parafeed default (threads)",
+    'parafeed map(executor="process")',
+    'parafeed map(executor="process") + input in workers',
+    'parafeed offload(executor="process")',
+    DATALOADER,
+]
 
 
 def _cpu() -> float:
@@ -56,10 +63,9 @@ def _cpu() -> float:
 def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
     """An iterable of (images, labels) tensors on ``args.device`` for ``row``."""
     import numpy as np
-    import torch
+    import workloads
 
     import parafeed as pf
-    import workloads
 
     if row == DATALOADER:
         import torch.utils.data as tud
@@ -249,8 +255,8 @@ def table(results: dict[str, list[dict[str, float]]], args: argparse.Namespace) 
         ratio = f"{med / loader:.2f}x" if loader and rates else "-"
         cpu = cell([r["cpu_us"] for r in runs], ".1f") if row not in (BARE, FREE) else "-"
         lines.append(f"| {row} | {cell(rates, ',.0f')} | {share} | {ratio} | {cpu} |")
-    lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, "
-              f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s.", ""]  # fmt: skip
+    setup = f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s"
+    lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, {setup}.", ""]
     text = "\n".join(lines)
     if not args.no_save:
         import harness
