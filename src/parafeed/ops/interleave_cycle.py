@@ -74,12 +74,10 @@ class InterleaveIterator(DatasetIterator):
                 and (open_slots == len(self._cycle) or not self._more_inputs())  # (an empty slot stays empty)
             ):
                 done += self._skip_rounds(rounds)
-                continue
-            try:
-                next(self)
-            except StopIteration:
+            elif DatasetIterator.skip(self, 1):
+                done += 1
+            else:
                 break
-            done += 1
         return done
 
     def _skip_rounds(self, rounds: int) -> int:
