@@ -75,7 +75,7 @@ def test_autotune_starts_each_epoch_where_the_last_one_settled():
 
     options = pf.Options(stats=True)
     options.max_workers = 16
-    ds = pf.Dataset.range(1000).map(wait, num_parallel_calls=pf.AUTOTUNE).with_options(options)
+    ds = pf.Dataset.range(1000).map(wait, num_parallel_calls=pf.AUTOTUNE, executor="thread").with_options(options)
     first = iter(ds)
     assert len(list(first)) == 1000
     climbed = {s.name: s for s in first.stats()}["Map"].parallelism

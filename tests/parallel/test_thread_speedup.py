@@ -1,10 +1,12 @@
 """The warning that threads do not speed a map's function up (it holds the GIL): the verdict on a test clock, then
 real maps on threads."""
 
+import os
 import threading
 import time
 import warnings
 
+import numpy as np
 import pytest
 
 import parafeed as pf
@@ -144,10 +146,15 @@ def run(ds, epochs=1):
     return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
 
-def test_a_map_that_holds_the_gil_on_threads_warns_once_naming_the_function_and_the_fix(quick):
+def two_workers():
     options = pf.Options()
     options.max_workers = 2  # two threads, on any number of cores (one core, under taskset, allows one by default)
-    ds = pf.Dataset.range(150).map(holds_the_gil, num_parallel_calls=pf.AUTOTUNE).with_options(options)
+    return options
+
+
+def test_a_map_told_to_run_on_threads_that_hold_the_gil_warns_once_naming_the_function_and_the_fix(quick):
+    ds = pf.Dataset.range(150).map(holds_the_gil, num_parallel_calls=pf.AUTOTUNE, executor="thread")
+    ds = ds.with_options(two_workers())
     messages = run(ds, epochs=2)
     assert len(messages) == 1, messages  # once per step, not per epoch
     assert messages[0].startswith("map(): ") and "`holds_the_gil`" in messages[0]
@@ -158,3 +165,29 @@ def test_maps_that_threads_speed_up_or_that_run_elsewhere_do_not_warn(quick):
     assert run(pf.Dataset.range(600).map(waits, num_parallel_calls=pf.AUTOTUNE)) == []
     assert run(pf.Dataset.range(200).map(pure_python, num_parallel_calls=2)) == []  # no probe: nothing to compare
     assert run(pf.Dataset.range(300).map(pure_python, num_parallel_calls=pf.AUTOTUNE, executor="process")) == []
+
+
+def where(x):
+    """``[x, the pid that computed it]``, holding the stand-in GIL as :func:`holds_the_gil` does."""
+    with GIL:
+        time.sleep(0.005)
+    return np.array([x, os.getpid()])
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_map_that_chose_no_executor_moves_to_processes_when_its_threads_hold_the_gil(quick, batched):
+    options = two_workers()
+    options.stats = True
+    ds = pf.Dataset.range(240).map(where, num_parallel_calls=pf.AUTOTUNE)
+    ds = (ds.batch(8) if batched else ds).with_options(options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        it = iter(ds)
+        got = np.concatenate([np.reshape(x, (-1, 2)) for x in it])
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]  # moved, not warned
+    assert got[:, 0].tolist() == list(range(240))  # every element once, in order, across the move
+    pids = got[:, 1]
+    assert pids[0] == os.getpid() and pids[-1] != os.getpid()  # threads here first, then worker processes
+    assert {s.name: s for s in it.stats()}["Map"].executor == "process"
+    again = np.concatenate([np.reshape(x, (-1, 2)) for x in ds])
+    assert again[:, 0].tolist() == list(range(240)) and os.getpid() not in again[:, 1]  # the next pass starts there

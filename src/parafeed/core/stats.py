@@ -33,6 +33,7 @@ class StageStats:
     time: float = 0.0
     bytes: int = 0
     threaded: bool = False
+    executor: str = ""  # where a parallel step runs its function: "thread", "process", "ray"
     worker_time: float = 0.0
     parallelism: int = 1
     buffered: int = 0

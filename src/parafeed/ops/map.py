@@ -82,7 +82,8 @@ class MapDataset(Dataset):
             return _MapIterator(parent, fn, self._what)
         from parafeed.parallel.runner import ParallelMapIterator
 
-        executor = self._executor or current_options().resolve("executor")
+        chosen = self._executor or current_options().executor  # (None: AUTOTUNE may move it to processes)
+        executor = chosen or self._learned.executor or current_options().resolve("executor")
         run = current_scope().run
         if executor == "process" and run is not None and run.input_worker:  # (one of the workers already)
             return _MapIterator(parent, fn, self._what)
@@ -110,10 +111,14 @@ class MapDataset(Dataset):
                 make_executor=process_executor_factory(self, apply, rows if fused else None),
                 order_fixed=order_fixed(self._parents[0]), learned=self._learned,
             )  # fmt: skip
+        from parafeed.parallel.processes import process_executor_factory
         from parafeed.parallel.threads import thread_executor_factory
 
         make_serial: Callable[[Any, int], _MapIterator] = functools.partial(self._serial_iterator, fn=fn)
         deterministic = self._deterministic
+        switch_to = None
+        if chosen is None and self._num_parallel_calls == AUTOTUNE:  # threads that hold the GIL: on to processes
+            switch_to = process_executor_factory(self, apply, rows if fused else None)
         if fused:
             apply, deterministic = placing(apply, cast("BatchRows", rows)), True  # (fused: rows is not None)
 
@@ -124,7 +129,7 @@ class MapDataset(Dataset):
             parent, fn=apply, user_fn=fn, step="map()", num_parallel_calls=self._num_parallel_calls,
             deterministic=deterministic, make_executor=thread_executor_factory(apply),
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=THREAD_DEPTH,
-            order_fixed=order_fixed(self._parents[0]), learned=self._learned,
+            order_fixed=order_fixed(self._parents[0]), learned=self._learned, switch_to=switch_to,
         )  # fmt: skip
 
     def process_parallelism(self) -> int | None:
@@ -132,8 +137,8 @@ class MapDataset(Dataset):
         input order; None where it runs serially, on threads or on Ray, or hands results out as they finish."""
         if self._num_parallel_calls is None or not resolve_deterministic(self._deterministic):
             return None
-        executor = self._executor or current_options().resolve("executor")
-        return self._num_parallel_calls if executor == "process" else None
+        executor = self._executor or current_options().executor or self._learned.executor
+        return self._num_parallel_calls if (executor or "thread") == "process" else None
 
     def _serial_iterator(self, parent: DatasetIterator, index: int, fn: Callable[..., Any]) -> _MapIterator:
         it = _MapIterator(parent, fn, self._what)

@@ -26,14 +26,16 @@ GAIN = 1.05
 
 
 class Learned:
-    """What AUTOTUNE learned of one step in its earlier passes: the parallelism its next pass starts from, and
-    whether the step has warned that threads do not speed its function up (once per step)."""
+    """What AUTOTUNE learned of one step in its earlier passes: the parallelism its next pass starts from, whether the
+    step has warned that threads do not speed its function up (once per step), and the executor it moved the
+    function to when they did not (its next passes start there)."""
 
-    __slots__ = ("parallelism", "warned")
+    __slots__ = ("executor", "parallelism", "warned")
 
     def __init__(self) -> None:
         self.parallelism: int | None = None
         self.warned = False
+        self.executor: str | None = None
 
 
 class ParallelismTuner:

@@ -55,6 +55,8 @@ class _Shared:
         self.upstream: set[int] = set()  # seqs carrying an error raised by the input, not by the function
         self.states: dict[int, Mark] = {}  # seq -> the input's position before the chunk (a PositionMarks mark)
         self.results: ResultQueue = queue.SimpleQueue()
+        self.executor: Any = None  # where the feeder submits chunks ...
+        self.switch_to: Any = None  # ... and the executor it submits to from its next chunk on (a switch)
 
 
 class SerialMap(Protocol):
@@ -65,7 +67,7 @@ class SerialMap(Protocol):
     def __next__(self) -> Any: ...
 
 
-def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, executor: Any) -> None:
+def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks) -> None:
     watch_stop(lambda: shared.stop)
     seq = index = produced = 0
     try:
@@ -76,6 +78,9 @@ def _feed(shared: _Shared, parent: DatasetIterator, marks: PositionMarks, execut
                 if shared.stop:
                     return
                 shared.in_flight += 1
+                if shared.switch_to is not None:  # chunks from here on go to the new executor
+                    shared.executor, shared.switch_to = shared.switch_to, None
+                executor = shared.executor
             chunk: list[Any] = []
             error, ended = None, False
             before = marks.mark(produced)
@@ -135,6 +140,7 @@ class ParallelMapIterator(DatasetIterator):
         order_fixed: bool = False,
         max_parallelism: int | None = None,
         learned: Learned | None = None,
+        switch_to: MakeExecutor | None = None,
     ):
         """Args:
         fn: element -> result, as the step applies it (:func:`parafeed.core.functions.element_fn`).
@@ -151,6 +157,9 @@ class ParallelMapIterator(DatasetIterator):
         max_parallelism: AUTOTUNE's ceiling (None: ``Options.max_workers``; the Ray executor gives the cluster's CPUs).
         learned: the step's record of where AUTOTUNE settled in its earlier passes: this pass starts there (else at
             :func:`~parafeed.core.options.input_cores`) and updates it.
+        switch_to: worker processes for the function (``make_executor``'s arguments), which a map on threads that
+            chose no executor moves to when its threads do not speed the function up (it holds the GIL); None: it
+            warns instead.
         """
         super().__init__()
         options = current_options()
@@ -176,6 +185,8 @@ class ParallelMapIterator(DatasetIterator):
         self._probe_count, self._probe_time = -1, 0.0  # calls timed (-1: none yet), their seconds
         self._speedup: ThreadSpeedup | None = None  # (threads, after a probe) whether they speed the function up
         self._executor: Any = None
+        self._switch_to = switch_to
+        self._left: Any = None  # the executor switched away from (closed with this iterator)
         self._shared: _Shared | None = None
         self._feeder: threading.Thread | None = None
         self._current: collections.deque[tuple[int, Outcome]] = collections.deque()
@@ -290,7 +301,7 @@ class ParallelMapIterator(DatasetIterator):
                 shared.chunk = task_size(self._per_element, self._target)
                 if self._speedup is not None:
                     held_back = self._speedup.record(len(payload), seconds, waited, self._workers)
-                    if held_back is not None:
+                    if held_back is not None and not self._switch():
                         self._warn_held_back(*held_back)
             stage = self.stage
             if stage is not None:
@@ -310,6 +321,32 @@ class ParallelMapIterator(DatasetIterator):
                     shared.cond.notify()
             if self.stage is not None:
                 self.stage.parallelism = value
+
+    def _switch(self) -> bool:
+        """Move the function to worker processes from the next chunk on (its threads finish the chunks they have);
+        False where there is nothing to switch to, or the function cannot be sent to a process."""
+        if self._switch_to is None:
+            return False
+        shared = cast(_Shared, self._shared)
+        workers = max(self._workers, min(self._max, input_cores()))
+        try:
+            new = self._switch_to(workers, shared.results)
+        except Exception:  # (cloudpickle cannot send it: a lock, an open file in its closure)
+            self._switch_to = None
+            return False
+        self._switch_to, self._speedup = None, None
+        self._left, self._executor, self._workers = self._executor, new, workers
+        if self._tuner is not None:
+            self._tuner.value = max(self._tuner.value, workers)
+        learned = cast(Learned, self._learned)  # (a switch follows a speedup check: AUTOTUNE keeps a record)
+        learned.executor = new.kind
+        with shared.cond:
+            shared.switch_to = new
+            shared.limit = max(shared.limit, workers * self._depth)
+            shared.cond.notify()
+        if self.stage is not None:
+            self.stage.executor, self.stage.parallelism = new.kind, workers
+        return True
 
     def _warn_held_back(self, busy: float, speedup: float) -> None:
         """Once per step: its threads, busy, ran the function little faster than one thread would."""
@@ -356,12 +393,13 @@ class ParallelMapIterator(DatasetIterator):
         shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
         self._workers = parallelism
-        self._executor = self._make_executor(parallelism, shared.results)
+        self._executor = shared.executor = self._make_executor(parallelism, shared.results)
         self._feeder = threading.Thread(
-            target=_feed, args=(shared, self._parent, marks, self._executor), name="parafeed-feeder", daemon=True
+            target=_feed, args=(shared, self._parent, marks), name="parafeed-feeder", daemon=True
         )
         self._feeder.start()
         if self.stage is not None:
+            self.stage.executor = getattr(self._executor, "kind", "")
             self.stage.threaded = True
             self.stage.parallelism = parallelism
             self.stage.buffer_size = parallelism
@@ -377,8 +415,9 @@ class ParallelMapIterator(DatasetIterator):
         with shared.cond:
             shared.stop = True
             shared.cond.notify_all()
-        if self._executor is not None:
-            self._executor.close()
+        for executor in (self._executor, self._left):
+            if executor is not None:
+                executor.close()
         if self._feeder is not None:
             self._feeder.join(timeout=5)
 
@@ -388,8 +427,9 @@ class ParallelMapIterator(DatasetIterator):
             with shared.cond:
                 shared.stop = True
                 shared.cond.notify_all()
-            if self._executor is not None:
-                self._executor.close()
+            for executor in (self._executor, self._left):
+                if executor is not None:
+                    executor.close()
 
 
 class _Passthrough(Exception):
