@@ -182,12 +182,27 @@ def test_a_map_that_chose_no_executor_moves_to_processes_when_its_threads_hold_t
     ds = (ds.batch(8) if batched else ds).with_options(options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        it = iter(ds)
-        got = np.concatenate([np.reshape(x, (-1, 2)) for x in it])
+        for _ in range(3):  # (a loaded machine may judge no window of a pass: the next one judges again)
+            it = iter(ds)
+            got = np.concatenate([np.reshape(x, (-1, 2)) for x in it])
+            assert got[:, 0].tolist() == list(range(240))  # every element once, in order, across the move
+            if {s.name: s for s in it.stats()}["Map"].executor == "process":
+                break
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]  # moved, not warned
-    assert got[:, 0].tolist() == list(range(240))  # every element once, in order, across the move
     pids = got[:, 1]
     assert pids[0] == os.getpid() and pids[-1] != os.getpid()  # threads here first, then worker processes
-    assert {s.name: s for s in it.stats()}["Map"].executor == "process"
     again = np.concatenate([np.reshape(x, (-1, 2)) for x in ds])
     assert again[:, 0].tolist() == list(range(240)) and os.getpid() not in again[:, 1]  # the next pass starts there
+
+
+def test_a_function_that_cannot_go_to_a_process_stays_on_threads_and_warns(quick):
+    lock = threading.Lock()  # (cloudpickle cannot send a lock)
+
+    def holds_a_lock(x):
+        with lock:
+            time.sleep(0.005)
+        return x
+
+    ds = pf.Dataset.range(150).map(holds_a_lock, num_parallel_calls=pf.AUTOTUNE).with_options(two_workers())
+    messages = run(ds)
+    assert len(messages) == 1 and "holds_a_lock`" in messages[0] and 'executor="process"' in messages[0]
