@@ -111,13 +111,14 @@ class MapDataset(Dataset):
                 make_executor=process_executor_factory(self, apply, rows if fused else None),
                 order_fixed=order_fixed(self._parents[0]), learned=self._learned,
             )  # fmt: skip
-        from parafeed.parallel.processes import process_executor_factory
         from parafeed.parallel.threads import thread_executor_factory
 
         make_serial: Callable[[Any, int], _MapIterator] = functools.partial(self._serial_iterator, fn=fn)
         deterministic = self._deterministic
         switch_to = None
         if chosen is None and self._num_parallel_calls == AUTOTUNE:  # threads that hold the GIL: on to processes
+            from parafeed.parallel.processes import process_executor_factory
+
             switch_to = process_executor_factory(self, apply, rows if fused else None)
         if fused:
             apply, deterministic = placing(apply, cast("BatchRows", rows)), True  # (fused: rows is not None)
