@@ -14,17 +14,14 @@ all-reduce at the end of an epoch.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
-from parafeed.core import graph
 from parafeed.core.dataset import Dataset
-from parafeed.distribute.resume import Epochs, save_state
-from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.feed.ahead import Ahead
+from parafeed.feed.passes import Passes, agrees, check_arguments, position_after, rows
 from parafeed.feed.stats import FeedStats
 from parafeed.feed.torch_device import TorchTransfer, to_tensor
-from parafeed.values.structure import flatten, map_structure
+from parafeed.values.structure import map_structure
 
 
 def to_torch(
@@ -58,94 +55,25 @@ def to_torch(
     """
     import torch.utils.data
 
-    _check_arguments(distribute, distribute_args, ahead)
+    check_arguments("to_torch", "distribute, device, ahead, stats", distribute, distribute_args, ahead)
     if distribute:
         ds = ds.distribute(**distribute_args)
-    agrees = any(getattr(node, "agrees", False) for node in graph.walk(ds))
+    agreeing = agrees(ds)
 
-    class ParafeedIterable(torch.utils.data.IterableDataset):
+    class ParafeedIterable(Passes, torch.utils.data.IterableDataset):
         """A parafeed pipeline, element by element as tensors; ``state_dict()`` / ``load_state_dict()`` save and
         restore its position (use it in the main process: ``DataLoader(it, batch_size=None)``, no workers)."""
 
         def __init__(self) -> None:
-            super().__init__()
-            self.dataset = ds
-            self._it: Any = None
-            self._feed: Ahead | None = None
-            self._steps = 0
-            self._epochs = Epochs(ds)
+            torch.utils.data.IterableDataset.__init__(self)
+            Passes.__init__(self, ds, None if device is None else on_device, lambda e: map_structure(to_tensor, e))
 
-        def __iter__(self) -> Any:
-            it = self._it = self._epochs.next()
-            self._steps = 0
-            if device is not None:
-                yield from self._on_device(it)
-                return
-            try:
-                for element in it:
-                    self._steps += 1
-                    yield map_structure(to_tensor, element)
-            finally:
-                self._it = None
-                it.close()
-
-        def _on_device(self, it: Any) -> Any:
-            transfer = TorchTransfer(device, ahead + 2)
-            feed = self._feed = Ahead(it, transfer.ready, 0 if agrees else ahead, transfer.hand_over, size=_rows,
-                                      stats=stats, position=lambda k: save_state(it, k))  # fmt: skip
-            try:
-                yield from feed
-            finally:
-                self._it = self._feed = None
-                feed.close()
-
-        def state_dict(self) -> dict:
-            """The position of the pass in progress (elements handed out so far), JSON-serialisable; between
-            passes, how the next one starts."""
-            if self._feed is not None:
-                state: dict = self._feed.position()
-                return state
-            if self._it is None:
-                run = self._epochs.upcoming()
-                return {} if run is None else {"run": run}
-            return save_state(self._it, self._steps)
-
-        def load_state_dict(self, state: dict) -> None:
-            """Make the next pass go on from ``state`` to the end of its epoch, on this or any other world size
-            (see ``pf.distribute.resume``); the passes after it are whole epochs again, shuffled as the
-            uninterrupted run's would have been."""
-            state = state or {}
-            self._epochs = Epochs(self.dataset, None if "run" in state else state, state.get("run"))
-
-        def __len__(self) -> int:
-            return len(self.dataset)
+    def on_device(it: Any) -> Ahead:
+        transfer = TorchTransfer(device, ahead + 2)
+        return Ahead(it, transfer.ready, 0 if agreeing else ahead, transfer.hand_over, size=rows, stats=stats,
+                     position=position_after(it))  # fmt: skip
 
     return ParafeedIterable()
-
-
-def _check_arguments(distribute: bool, distribute_args: dict[str, Any], ahead: int) -> None:
-    known = [name for name in inspect.signature(Dataset.distribute).parameters if name != "self"]
-    unknown = sorted(set(distribute_args) - set(known))
-    if unknown:
-        raise ArgumentTypeError(
-            f"to_torch(): unknown keyword argument(s) {unknown}; it takes distribute, device, ahead, stats and, with "
-            f"distribute=True, distribute()'s: {known}"
-        )
-    if distribute_args and not distribute:
-        raise InvalidArgumentError(
-            f"to_torch(): {sorted(distribute_args)} are distribute()'s arguments, and distribute is False: pass "
-            "distribute=True (or call ds.distribute(...) before to_torch())"
-        )
-    if not isinstance(ahead, int) or isinstance(ahead, bool) or ahead < 0:
-        raise InvalidArgumentError(f"to_torch(): `ahead` must be an int >= 0, got {ahead!r}")
-
-
-def _rows(batch: Any) -> int:
-    """Elements in a batch: the leading dimension of its first array leaf (1 for an unbatched element)."""
-    for leaf in flatten(batch):
-        shape = getattr(leaf, "shape", None)
-        return int(shape[0]) if shape else 1
-    return 1
 
 
 def record_step(balancer: Any, step: int, seconds: float) -> None:

@@ -468,9 +468,9 @@ class Dataset(DatasetSources):
         of its share of every class). It works on TFRecord files (labels from a ``parafeed convert`` manifest,
         ``label_fn(record)`` or the int64 feature named ``label``) and on ``from_tensor_slices`` arrays (the ``label``
         dict key or tuple index, the ``y`` of ``(x, y)`` by default, or ``label_fn(element)``). Replicas default to
-        ``input_context``, then ``torch.distributed``, then ``TF_CONFIG``. With RECORD and DATA, replica ``r`` takes
-        samples ``r, r + n, ...`` of one global order (a seeded shuffle before the split included), which is what
-        lets ``pf.distribute.resume`` continue a run on another number of replicas.
+        ``input_context``, then ``torch.distributed``, then ``jax.distributed``, then ``TF_CONFIG``. With RECORD and
+        DATA, replica ``r`` takes samples ``r, r + n, ...`` of one global order (a seeded shuffle before the split
+        included), which is what lets ``pf.distribute.resume`` continue a run on another number of replicas.
 
         Example:
             >>> ds = pf.TFRecordDataset(files).distribute(2, rank).map(parse).shuffle(1000).batch(32).equal_steps()
@@ -504,6 +504,14 @@ class Dataset(DatasetSources):
         from parafeed.adapters.torch import to_torch
 
         return to_torch(self, distribute, device, **kwargs)
+
+    def to_jax(self, sharding: Any = None, **kwargs: Any) -> Any:
+        """This pipeline as batches of ``jax.Array``s laid out by ``sharding`` (by default split over every device of
+        the job), placed ahead of the loop; with ``distribute=True``, split by JAX process, each array the global
+        batch of every process's rows (see :func:`parafeed.adapters.jax.to_jax`)."""
+        from parafeed.adapters.jax import to_jax
+
+        return to_jax(self, sharding, **kwargs)
 
     # ------------------------------------------------------------------ nested datasets
 

@@ -10,6 +10,7 @@ handed out, so it travels while the model trains on that batch.
   by :func:`replicas_in_process`; each replica must be iterated on its own thread (the adapter does).
 * :class:`TorchAgreement`: ``torch.distributed``'s process group (over gloo: the default group when it is gloo, else a
   gloo group made once, since the vote is a CPU tensor).
+* :class:`JaxAgreement`: ``jax.distributed``'s processes, through the job's coordination service.
 
 A replica that dies or hangs makes the others fail within ``AGREE_SECONDS`` with
 :class:`~parafeed.errors.UnavailableError` (gloo reports a closed connection at once; a hung replica takes the whole
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import sys
 import threading
 import time
@@ -253,6 +255,58 @@ class TorchAgreement:
         pass  # (the others' all-reduce fails when this process exits, or after AGREE_SECONDS)
 
 
+_jax_passes = itertools.count()  # agreements made in this process: every process makes its passes in the same order
+
+
+class JaxAgreement:
+    """Votes through ``jax.distributed``'s coordination service (its key-value store): the vote of each process for
+    each round is a key, read by every process with a blocking get. No device collective runs, so the vote is safe on
+    any thread, beside the model's own collectives."""
+
+    def __init__(self, replica: int, replicas: int):
+        from jax._src import distributed  # (the client of the job's coordination service: no public name holds it)
+
+        self.replicas = replicas
+        self._replica = replica
+        self._client = distributed.global_state.client
+        self._prefix = f"parafeed/agree/{next(_jax_passes)}"
+        self._round = 0
+
+    def vote(self, has_batch: bool) -> Any:
+        round_, self._round = self._round, self._round + 1
+        self._client.key_value_set(f"{self._prefix}/{round_}/{self._replica}", str(int(has_batch)))
+        return round_
+
+    def count(self, ballot: Any) -> int:
+        deadline = time.monotonic() + AGREE_SECONDS
+        total = 0
+        for replica in range(self.replicas):
+            key = f"{self._prefix}/{ballot}/{replica}"
+            while True:
+                try:
+                    total += int(self._client.blocking_key_value_get(key, 200))
+                    break
+                except RuntimeError as err:  # (a timeout: DEADLINE_EXCEEDED)
+                    if "DEADLINE_EXCEEDED" not in str(err) or time.monotonic() > deadline:
+                        raise UnavailableError(
+                            f"equal_steps(): process {self._replica} of {self.replicas} got no vote from process "
+                            f"{replica} on whether it has a batch for the next step within {AGREE_SECONDS:.0f} s or "
+                            f"the coordination service failed ({type(err).__name__}: {str(err)[:300]}): a process "
+                            "died, hung, or left the epoch early; every process must iterate its equal_steps() "
+                            "pipeline to the end"
+                        ) from err
+                    if stopped():
+                        raise UnavailableError(
+                            "equal_steps(): the iterator was closed while waiting for the votes"
+                        ) from None
+        if ballot > 0:  # every process has voted this round, so all have read the one before: it can go
+            self._client.key_value_delete(f"{self._prefix}/{ballot - 1}/{self._replica}")
+        return total
+
+    def leave(self) -> None:
+        pass  # (the others' gets fail when this process exits, or after AGREE_SECONDS)
+
+
 def stopped() -> bool:
     """Whether this thread produces for a consumer that has closed (see ``parallel.threads.stop_requested``)."""
     from parafeed.parallel.threads import stop_requested
@@ -285,10 +339,19 @@ def agreement_for(replica: int, replicas: int) -> Agreement:
                 "pass `steps=`"
             )
         return TorchAgreement(replica, replicas)
+    jax = sys.modules.get("jax")
+    if jax is not None and jax.distributed.is_initialized():
+        if (jax.process_count(), jax.process_index()) != (replicas, replica):
+            raise InvalidArgumentError(
+                f"equal_steps(): this pipeline is replica {replica} of {replicas}, but this JAX process is "
+                f"{jax.process_index()} of {jax.process_count()}; distribute() by process (no arguments, or "
+                "to_jax(distribute=True)) or pass `steps=`"
+            )
+        return JaxAgreement(replica, replicas)
     raise InvalidArgumentError(
         f"equal_steps(): the batch counts of the {replicas} replicas are not known before the epoch (a filter, "
         "group_by_window or interleave of computed datasets comes after distribute()), so the replicas agree at run "
-        "time whether each still has a batch, through torch.distributed: initialize its process group before "
+        "time whether each still has a batch, through torch.distributed or jax.distributed: initialize it before "
         "iterating (replicas in one process: make their iterators in pf.distribute.replicas_in_process(n), or use "
         "pf.adapters.tf.distribute). Without one, pass `steps=` (the same on every replica), e.g. "
         "max(pf.distribute.count_batches(make_pipeline, num_replicas)) for 'pad' or 'repeat', min(...) for 'drop'"

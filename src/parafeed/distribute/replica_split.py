@@ -14,7 +14,8 @@
 * ``OFF``: no sharding.
 
 ``num_replicas`` / ``replica_id`` default to a TF ``InputContext`` given as ``input_context``, then to
-``torch.distributed`` when it is initialised, then to ``TF_CONFIG``'s worker count and index.
+``torch.distributed`` when it is initialised, then to ``jax.distributed``'s processes when it is, then to
+``TF_CONFIG``'s worker count and index.
 
 With RECORD and DATA, replica ``r`` takes elements ``r, r + n, ...`` of one global order: the input's order up to
 the split, a seeded shuffle included (under RECORD every replica computes the shuffled order of positions from the
@@ -96,7 +97,8 @@ class ShardPlan:
 def replica_context(
     num_replicas: int | None = None, replica_id: int | None = None, input_context: Any = None
 ) -> tuple[int, int]:
-    """(num_replicas, replica_id): the arguments, else a TF InputContext, torch.distributed or TF_CONFIG."""
+    """(num_replicas, replica_id): the arguments, else a TF InputContext, torch.distributed, jax.distributed or
+    TF_CONFIG."""
     if num_replicas is not None or replica_id is not None:
         if num_replicas is None or replica_id is None:
             raise InvalidArgumentError("distribute(): give both `num_replicas` and `replica_id`, or neither")
@@ -119,6 +121,9 @@ def _from_environment() -> tuple[int, int]:
     torch_distributed = sys.modules.get("torch.distributed")
     if torch_distributed is not None and torch_distributed.is_available() and torch_distributed.is_initialized():
         return torch_distributed.get_world_size(), torch_distributed.get_rank()
+    jax = sys.modules.get("jax")
+    if jax is not None and jax.distributed.is_initialized():
+        return jax.process_count(), jax.process_index()
     config = os.environ.get("TF_CONFIG")
     if config:
         spec = json.loads(config)
