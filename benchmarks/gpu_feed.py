@@ -9,6 +9,7 @@ The pipeline, written as a user would (issue 41): TFRecord shards of JPEG photos
 * ``N bare threads``: decode + resize + /255 of parsed JPEG bytes on the host's cores, results dropped (the ceiling);
 * parafeed's default (threads, AUTOTUNE); ``map(executor="process")``; the same with
   ``map_input_in_workers`` (the workers read the input); ``.batch().offload(executor="process")``;
+* parafeed's default fed by ``to_jax(device)`` (``jax.Array``s on the device; feed only: there is no JAX model here);
 * PyTorch's DataLoader over the records in memory, ``cores - 1`` workers, ``pin_memory`` on a GPU;
 * ``free input``: one batch already on the device, fed again and again (the model's own speed), with a model only.
 
@@ -44,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RESULT = "GPU-FEED-RESULT "
 BARE, FREE, DATALOADER = "bare threads", "free input", "PyTorch DataLoader"
+JAX = "parafeed default, to_jax()"
 ROWS = [
     BARE,
     FREE,
@@ -51,6 +53,7 @@ ROWS = [
     'parafeed map(executor="process")',
     'parafeed map(executor="process") + input in workers',
     'parafeed offload(executor="process")',
+    JAX,
     DATALOADER,
 ]
 
@@ -107,6 +110,11 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
         options = pf.Options()
         options.experimental_optimization.map_input_in_workers = True
         ds = ds.with_options(options)
+    if row == JAX:
+        import jax
+
+        device = jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0]
+        return iter(ds.prefetch(pf.AUTOTUNE).to_jax(device))
     return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device))
 
 
@@ -137,8 +145,10 @@ def _model(args: argparse.Namespace) -> Any:
     return step
 
 
-def _sync(args: argparse.Namespace) -> None:
-    if args.device.startswith("cuda"):
+def _sync(args: argparse.Namespace, labels: Any) -> None:
+    if hasattr(labels, "block_until_ready"):
+        labels.block_until_ready()  # (JAX: the batch's copies are done)
+    elif args.device.startswith("cuda"):
         import torch
 
         torch.cuda.synchronize()
@@ -186,14 +196,14 @@ def child(row: str, args: argparse.Namespace) -> dict[str, float]:
         images, labels = next(feed)
         if step is not None:
             step(images, labels)
-    _sync(args)
+    _sync(args, labels)
     start, cpu, n = time.perf_counter(), _cpu(), 0
     while time.perf_counter() - start < args.seconds:
         images, labels = next(feed)
         if step is not None:
             step(images, labels)
         n += len(labels)
-    _sync(args)
+    _sync(args, labels)
     seconds = time.perf_counter() - start
     return {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6}
 
@@ -214,9 +224,11 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # (JAX takes what it uses, not 75 % of the GPU)
         print(RESULT + json.dumps(child(args.child, args)), flush=True)
         os._exit(0)  # (no waiting for the feeders' pools at exit: the row is measured)
-    rows = [r for r in args.rows.split(";") if r and not (r == FREE and args.model == "none")]
+    skip = FREE if args.model == "none" else JAX  # (free input is a model's speed; there is no JAX model here)
+    rows = [r for r in args.rows.split(";") if r and r != skip]
     results: dict[str, list[dict[str, float]]] = {r: [] for r in rows}
     for _ in range(args.runs):
         for row in rows:
