@@ -144,6 +144,8 @@ def test_keras_fit_under_mirrored_strategy(tmp_path):
     finish(run_job(["tests.adapters.jobs.mirrored", str(out), *files]), 240)
     result = json.loads(out.read_text())
     assert result["replicas"] == 2
+    assert [d[-5:] for d in result["devices_ahead_2"]] == ["CPU:0", "CPU:1"]  # each replica's batch on its device
+    assert [d[-5:] for d in result["devices_ahead_0"]] == ["CPU:0", "CPU:0"]  # left in host memory
     ids = result["ids"][0] + result["ids"][1]
     assert sorted(ids) == list(range(sum(SIZES)))  # every sample exactly once per epoch
     labels = [np.bincount(y, minlength=3) for y in result["labels"]]

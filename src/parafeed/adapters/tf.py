@@ -311,10 +311,13 @@ def dataset_fn(
 def distribute(
     strategy: Any, make_pipeline: Callable[[int, int, int | None], Dataset], global_batch_size: int | None = None,
     repeat: bool = False, stats: FeedStats | None = None, resume_from: dict | list[dict] | None = None,
-    positions: FeedPositions | None = None,
+    positions: FeedPositions | None = None, ahead: int = 2,
 ) -> Any:  # fmt: skip
     """A ``tf.distribute.DistributedDataset`` in which every replica of ``strategy`` reads its own parafeed pipeline,
-    ``make_pipeline(num_replicas, replica_id, batch_size)`` (see :func:`dataset_fn`).
+    ``make_pipeline(num_replicas, replica_id, batch_size)`` (see :func:`dataset_fn`). TensorFlow copies each
+    replica's batches to that replica's device ``ahead`` batches before the step that takes them
+    (``tf.distribute.InputOptions``: ``experimental_fetch_to_device``, ``experimental_per_replica_buffer_size``);
+    ``ahead=0`` leaves them in host memory.
 
     Example:
         >>> def make(num_replicas, replica_id, batch_size):
@@ -323,8 +326,14 @@ def distribute(
         ...             .equal_steps().prefetch(pf.AUTOTUNE))
         >>> model.fit(pf.adapters.tf.distribute(strategy, make, global_batch_size=64), epochs=5)
     """
+    import tensorflow as tf
+
+    if not isinstance(ahead, int) or isinstance(ahead, bool) or ahead < 0:
+        raise InvalidArgumentError(f"distribute(): `ahead` must be an int >= 0, got {ahead!r}")
     fn = dataset_fn(make_pipeline, global_batch_size, repeat, stats, resume_from, positions)
-    return strategy.distribute_datasets_from_function(fn)
+    on_devices = tf.distribute.InputOptions(experimental_fetch_to_device=ahead > 0,
+                                            experimental_per_replica_buffer_size=max(1, ahead))  # fmt: skip
+    return strategy.distribute_datasets_from_function(fn, options=on_devices)
 
 
 def _checked(ds: Any, replica_id: int) -> Dataset:

@@ -38,6 +38,10 @@ def main(out: str, files: list[str]) -> None:
         return pipeline
 
     result: dict = {"replicas": strategy.num_replicas_in_sync, "ids": [[], []], "labels": [[], []], "padded": 0}
+    # where each replica's batch arrives: its own device (fetched ahead), or host memory with ahead=0
+    for ahead in (2, 0):
+        ids, _, _ = next(iter(pf.adapters.tf.distribute(strategy, make(parse_with_id), 16, ahead=ahead)))
+        result[f"devices_ahead_{ahead}"] = [t.device for t in strategy.experimental_local_results(ids)]
     for ids, labels, weights in pf.adapters.tf.distribute(strategy, make(parse_with_id), 16):
         for r, (i, y, w) in enumerate(
             zip(*(strategy.experimental_local_results(t) for t in (ids, labels, weights)), strict=True)
