@@ -7,8 +7,9 @@ The pipeline, written as a user would (issue 41): TFRecord shards of JPEG photos
 ``to_torch(device=...)``. Rows (each a feeder; each runs alone in a child process so that its CPU is its own):
 
 * ``N bare threads``: decode + resize + /255 of parsed JPEG bytes on the host's cores, results dropped (the ceiling);
-* parafeed's default (threads, AUTOTUNE); ``map(executor="process")``; the same with
-  ``map_input_in_workers`` (the workers read the input); ``.batch().offload(executor="process")``;
+* parafeed's default (AUTOTUNE, no executor: threads, or processes where threads do not speed the map up);
+  ``map(executor="process")`` (its workers read its input); the same with ``map_input_in_workers = False`` (the input
+  read here and sent to the workers); ``.batch().offload(executor="process")``;
 * parafeed's default fed by ``to_jax(device)`` (``jax.Array``s on the device; feed only: there is no JAX model here);
 * PyTorch's DataLoader over the records in memory, ``cores - 1`` workers, ``pin_memory`` on a GPU;
 * ``free input``: one batch already on the device, fed again and again (the model's own speed), with a model only.
@@ -49,9 +50,9 @@ JAX = "parafeed default, to_jax()"
 ROWS = [
     BARE,
     FREE,
-    "parafeed default (threads)",
+    "parafeed default (AUTOTUNE, no executor)",
     'parafeed map(executor="process")',
-    'parafeed map(executor="process") + input in workers',
+    'parafeed map(executor="process"), input fed from here',
     'parafeed offload(executor="process")',
     JAX,
     DATALOADER,
@@ -106,9 +107,9 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
     ds = ds.batch(args.batch, drop_remainder=True)
     if "offload" in row:
         ds = ds.offload(executor="process")
-    if "input in workers" in row:
+    if "input fed from here" in row:  # (the map's input read in this process and sent to its workers)
         options = pf.Options()
-        options.experimental_optimization.map_input_in_workers = True
+        options.experimental_optimization.map_input_in_workers = False
         ds = ds.with_options(options)
     if row == JAX:
         import jax

@@ -20,4 +20,4 @@ FEED=(--device cuda --batch 256 --photos 4000 --shards 16 --runs "${RUNS:-1}" --
       --data /tmp/gpu-feed-data --no-save)
 python3 benchmarks/gpu_feed.py "${FEED[@]}" --model none | tee "$OUT/cpu-per-image.md"
 python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet50 | tee "$OUT/resnet50.md"
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet18 --rows "free input;parafeed map(executor=\"process\") + input in workers;PyTorch DataLoader" | tee "$OUT/resnet18.md"
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet18 --rows "free input;parafeed default (AUTOTUNE, no executor);parafeed map(executor=\"process\");PyTorch DataLoader" | tee "$OUT/resnet18.md"

@@ -1,5 +1,6 @@
-"""``map(executor="process")`` + ``batch`` with ``map_input_in_workers``: the workers read the input themselves (an
-offload); the same batches, errors and checkpoints as the map fed by this process, which reads no record."""
+"""``map(executor="process")`` + ``batch`` with ``map_input_in_workers`` (the default): the workers read the input
+themselves (an offload); the same batches, errors, random draws and checkpoints as the map fed by this process, which
+reads no record."""
 
 import json
 
@@ -70,16 +71,78 @@ def test_the_workers_read_the_input_and_give_the_same_batches_and_errors(files, 
     assert sum(1 for o in fed if isinstance(o, str)) == 2 and "record 57 is bad" in fed  # (once per repeat)
 
 
-def test_a_checkpoint_restores_into_the_same_pipeline(files):
-    ds = pipeline(files, True)
-    it = iter(ds)
-    first = outcomes(it, 7)  # past the failed batch
-    state = json.loads(json.dumps(it.get_state()))
-    rest = outcomes(it)
-    it.close()
-    again = iter(ds)
-    again.set_state(state)
-    assert outcomes(again) == rest and first + rest == outcomes(iter(pipeline(files, False)))
+@pytest.mark.parametrize(("saved", "restored"), [(True, True), (True, False), (False, True)])
+def test_a_checkpoint_restores_into_the_pipeline_run_either_way(files, saved, restored):
+    """The states are the pipeline's on one host: saved with the input in the workers or not, restored either way."""
+    whole = outcomes(iter(pipeline(files, False)))
+    for taken in (0, 7, 12):  # at the start, past the failed batch, into the second repeat
+        it = iter(pipeline(files, saved))
+        first = outcomes(it, taken)
+        state = json.loads(json.dumps(it.get_state()))
+        it.close()
+        assert "block_shard" not in json.dumps(state)
+        again = iter(pipeline(files, restored))
+        again.set_state(state)
+        assert first + outcomes(again) == whole
+
+
+@pytest.fixture
+def global_seed():
+    yield
+    pf.random.set_seed(None)
+
+
+def test_random_draws_are_the_pipelines_on_one_host(files, global_seed):
+    """A map's random operations draw per element from the run's seed and the element's index, which workers that
+    skip each other's batches count as one host does (so do offload()'s workers)."""
+
+    def noisy(record):
+        i = pf.io.parse_single_example(record, SPEC)["id"]
+        return pf.random.uniform([3], seed=7) + pf.cast(i, pf.float32)
+
+    def run(in_workers=None, offload=None):
+        pf.random.set_seed(11)  # (the map's seed: the same in every pipeline built here)
+        ds = pf.TFRecordDataset(files, num_parallel_reads=3)
+        if offload is None:
+            ds = ds.map(noisy, num_parallel_calls=3, executor="process").batch(4)
+        else:
+            ds = ds.map(noisy).batch(4).offload(executor="process", workers=offload)
+        if in_workers is not None:
+            options = pf.Options()
+            options.experimental_optimization.map_input_in_workers = in_workers
+            ds = ds.with_options(options)
+        return np.concatenate(list(ds.as_numpy_iterator()))
+
+    one_host = run(in_workers=False)
+    assert len(np.unique(np.round(one_host - np.floor(one_host), 6))) > 300  # (draws differ between elements)
+    np.testing.assert_array_equal(run(), one_host)
+    for workers in (2, 3):
+        np.testing.assert_array_equal(run(offload=workers), one_host)
+
+
+def test_an_elastic_resume_from_workers_states(files):
+    """Every replica's state, saved with the input in the workers, resumes the epoch on another number of replicas:
+    every record once."""
+
+    def make(num_replicas, replica_id):
+        ds = pf.TFRecordDataset(files).distribute(num_replicas, replica_id, policy="RECORD")
+        return ds.map(decode_ok, num_parallel_calls=2, executor="process").batch(5)
+
+    states, seen = [], []
+    for r in range(3):
+        it = iter(make(3, r))
+        seen += [i for _ in range(2) for i in next(it)["id"].tolist()]
+        states.append(pf.distribute.save_state(it, 2))
+        it.close()
+    states = json.loads(json.dumps(states))
+    for r in range(2):
+        seen += [i for batch in pf.distribute.resume(make(2, r), states) for i in batch["id"].tolist()]
+    assert sorted(seen) == list(range(120))
+
+
+def decode_ok(record):
+    i = pf.io.parse_single_example(record, SPEC)["id"]
+    return {"image": np.full((8, 8), i, np.float32), "id": i}
 
 
 def test_a_generator_input_stays_here(files, monkeypatch):

@@ -91,10 +91,11 @@ def unfused(ds):
     return ds.with_options(options)
 
 
-def input_in_workers(ds):
-    """The map's workers read its input themselves (an offload), instead of this process sending it to them."""
+def input_in_workers(ds, on):
+    """Whether the map's workers read its input themselves (an offload, the default), or this process sends it to
+    them (what the row counts of this process see)."""
     options = pf.Options()
-    options.experimental_optimization.map_input_in_workers = True
+    options.experimental_optimization.map_input_in_workers = on
     return ds.with_options(options)
 
 
@@ -117,6 +118,7 @@ def remote_rows(monkeypatch) -> collections.Counter:
 def test_process_workers_write_the_batches_stacking_would_make(drop, monkeypatch, leak_check):
     seen = remote_rows(monkeypatch)
     ds = pf.Dataset.range(150).map(big, num_parallel_calls=2, executor="process").batch(32, drop_remainder=drop)
+    ds = input_in_workers(ds, False)
     fused = list(ds)
     assert seen["remote"] > 100 and seen["raw"] == 0  # the first results set the layout; workers write the rest
     assert_elements_equal(list(unfused(ds)), fused)
@@ -140,7 +142,9 @@ def test_a_result_that_does_not_fit_is_stacked_or_refused_as_batch_does(monkeypa
         return np.full(ROW, x, np.float64 if x == 70 else np.float32)
 
     def run(fn):
-        return list(pf.Dataset.range(100).map(fn, num_parallel_calls=2, executor="process").batch(32))
+        return list(
+            input_in_workers(pf.Dataset.range(100).map(fn, num_parallel_calls=2, executor="process").batch(32), False)
+        )
 
     with pytest.raises(InvalidArgumentError) as fused_error:
         run(odd_structure)
@@ -157,5 +161,5 @@ def test_a_namedtuple_result_keeps_its_type_through_shared_batches(in_workers):
     Pair = collections.namedtuple("Pair", "image label")  # (a class pickle cannot find by name: cloudpickle's)
     ds = pf.Dataset.range(64).map(lambda x: Pair(np.full(ROW, x, np.float32), np.int64(x)), num_parallel_calls=2,
                                   executor="process").batch(32)  # fmt: skip
-    batches = list(input_in_workers(ds) if in_workers else ds)
+    batches = list(input_in_workers(ds, in_workers))
     assert all(type(b).__name__ == "Pair" for b in batches) and batches[1].label.tolist() == list(range(32, 64))

@@ -174,15 +174,24 @@ def where(x):
     return np.array([x, os.getpid()])
 
 
+reads_here: list = []  # the elements the input step read in this process (workers append to their own copies)
+
+
+def read_here(x):
+    reads_here.append(int(x))
+    return x
+
+
 @pytest.mark.parametrize("batched", [False, True])
 def test_a_map_that_chose_no_executor_moves_to_processes_when_its_threads_hold_the_gil(quick, batched):
     options = two_workers()
     options.stats = True
-    ds = pf.Dataset.range(240).map(where, num_parallel_calls=pf.AUTOTUNE)
+    ds = pf.Dataset.range(240).map(read_here).map(where, num_parallel_calls=pf.AUTOTUNE)
     ds = (ds.batch(8) if batched else ds).with_options(options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(3):  # (a loaded machine may judge no window of a pass: the next one judges again)
+            reads_here.clear()
             it = iter(ds)
             got = np.concatenate([np.reshape(x, (-1, 2)) for x in it])
             assert got[:, 0].tolist() == list(range(240))  # every element once, in order, across the move
@@ -191,8 +200,12 @@ def test_a_map_that_chose_no_executor_moves_to_processes_when_its_threads_hold_t
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]  # moved, not warned
     pids = got[:, 1]
     assert pids[0] == os.getpid() and pids[-1] != os.getpid()  # threads here first, then worker processes
+    if batched:  # ... and at the next batch, the input is read in those workers too (this process reads no more)
+        assert reads_here == list(range(len(reads_here))) and len(reads_here) < 240
+    reads_here.clear()
     again = np.concatenate([np.reshape(x, (-1, 2)) for x in ds])
     assert again[:, 0].tolist() == list(range(240)) and os.getpid() not in again[:, 1]  # the next pass starts there
+    assert reads_here == ([] if batched else list(range(240)))
 
 
 def test_a_function_that_cannot_go_to_a_process_stays_on_threads_and_warns(quick):

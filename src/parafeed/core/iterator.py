@@ -102,6 +102,7 @@ class RunContext:
     share: tuple[int, int, int] = (1, 0, 0)  # input worker k of K, from block j (``offload``): (K, k, j)
     stopped: threading.Event | None = None  # set when the trainer no longer wants this input worker's run (it ends)
     tracking: Any = None  # a positions.Consumption while a state is restored to find what it consumed (elastic)
+    block_shard: Any = None  # an input worker's block shard iterator, once built (``offload``)
     _ram: RamBudget | None = None
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 from parafeed.core.arguments import as_int, positive_int
 from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
-from parafeed.core.iterator import DatasetIterator, current_options
+from parafeed.core.iterator import DatasetIterator, building, current_options, current_scope
 from parafeed.core.positions import position, snapshot
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.map import MapDataset
@@ -47,7 +48,10 @@ class BatchDataset(Dataset):
             if offloaded is not None:
                 return offloaded
             rows = BatchRows(self.batch_size)
-            return MapAndBatchIterator(parent._iter(rows=rows), rows, self.drop_remainder)
+            fused = MapAndBatchIterator(parent._iter(rows=rows), rows, self.drop_remainder)
+            if parent.may_move_to_processes():
+                return _MovingBatchIterator(fused, lambda: workers_read_the_input(self, parent), parent.learned)
+            return fused
         return _BatchIterator(parent._iter(), self.batch_size, self.drop_remainder)
 
     def _element_spec(self) -> Any:
@@ -61,6 +65,50 @@ class BatchDataset(Dataset):
 
     def _replica_counts(self, start: Any = 0) -> list[int] | None:
         return batched_counts(self._parents[0]._replica_counts(start), self.batch_size, self.drop_remainder)
+
+
+class _MovingBatchIterator(DatasetIterator):
+    """A fused map and batch whose map may move to worker processes (AUTOTUNE, no executor chosen): once it has moved,
+    at the next batch the pipeline up to the batch goes on from its state with its input read in those workers too
+    (:func:`parafeed.ops.offload.workers_read_the_input`), as the step's next passes start. Its states are the fused
+    batch's either way."""
+
+    def __init__(self, fused: DatasetIterator, moved: Callable[[], DatasetIterator | None], learned: Any):
+        super().__init__(fused)
+        self._it = fused
+        self._moved: Callable[[], DatasetIterator | None] | None = moved
+        self._learned = learned
+        self._scope = current_scope()
+
+    def __next__(self) -> Any:
+        if self._moved is not None and self._learned.executor == "process":
+            self._move(self._moved)
+        return next(self._it)
+
+    def _move(self, moved: Callable[[], DatasetIterator | None]) -> None:
+        self._moved = None
+        state, _ = snapshot(self._it)  # (between two batches)
+        if state is None:
+            return
+        with building(self._scope):
+            it = moved()
+        if it is None:
+            return
+        it.set_state(state)
+        self._it.close()
+        self._parents, self._it = [it], it
+
+    def skip(self, n: int) -> int:
+        return self._it.skip(n)
+
+    def _step_name(self) -> str:
+        return "Batch"
+
+    def _get_state(self) -> dict:
+        return self._it._get_state()
+
+    def _set_state(self, state: dict) -> None:
+        self._it._set_state(state)
 
 
 class _BatchIterator(DatasetIterator):

@@ -12,7 +12,7 @@ from parafeed.core.iterator import DatasetIterator, current_scope, resolve_deter
 from parafeed.core.options import schedulable_cpus
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.ops.flat_map import FlatMapIterator
-from parafeed.ops.interleave_cycle import InterleaveIterator
+from parafeed.ops.interleave_cycle import InterleaveIterator, InWorkerInterleaveIterator
 from parafeed.ops.interleave_parallel import ParallelInterleaveIterator
 
 CYCLE_PREFETCH_FACTOR = 2  # tf.data's parallel interleave opens this many future inputs per cycle slot
@@ -82,9 +82,10 @@ class InterleaveDataset(Dataset):
             return FlatMapIterator(parent, self)
         deterministic = resolve_deterministic(self._deterministic)
         run = current_scope().run
-        if self._num_parallel_calls is None or (deterministic and run is not None and run.input_worker):
-            return InterleaveIterator(parent, self)  # (an input worker reads in the cycle's order itself: its skips
-            # over the other workers' blocks seek instead of reading ahead)
+        if self._num_parallel_calls is None:
+            return InterleaveIterator(parent, self)
+        if deterministic and run is not None and run.input_worker:  # (an input worker reads in the cycle's order
+            return InWorkerInterleaveIterator(parent, self)  # itself: its skips over the others' blocks seek)
         parallelism = self.cycle_length if self._num_parallel_calls == AUTOTUNE else self._num_parallel_calls
         return ParallelInterleaveIterator(parent, self, parallelism, deterministic)
 

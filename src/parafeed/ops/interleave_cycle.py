@@ -251,3 +251,12 @@ class Failed:
 
     def close(self) -> None:
         self.error = None
+
+
+class InWorkerInterleaveIterator(InterleaveIterator):
+    """A deterministic parallel interleave read in the cycle's order by an input worker (``offload``, a process
+    map's input in its workers); its states are the parallel interleave's, which has the same fields, so they
+    restore into the pipeline run on one host, and the other way round."""
+
+    def _step_name(self) -> str:
+        return "ParallelInterleave"

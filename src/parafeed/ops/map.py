@@ -12,7 +12,7 @@ from parafeed.core.functions import element_fn, fn_name, to_result, user_error
 from parafeed.core.graph import ONE_TO_ONE, REORDERING
 from parafeed.core.iterator import DatasetIterator, current_options, current_scope, resolve_deterministic
 from parafeed.core.options import EXECUTORS, input_cores
-from parafeed.core.positions import order_fixed
+from parafeed.core.positions import order_fixed, position, seek
 from parafeed.core.tensor_functions import draws_random
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.map_draws import Keyed, KeyedCall
@@ -70,13 +70,19 @@ class MapDataset(Dataset):
         """``rows``: a fused ``batch`` that the results go to; worker threads (or processes) write them into it when
         the order of results is fixed (:mod:`parafeed.ops.map_and_batch`)."""
         parent, fn = self._parents[0]._iter(), self._fn
+        run = current_scope().run
+        skipped = None
+        if run is not None and run.input_worker:  # (elements skipped below count as on one host)
+            from parafeed.ops.offload import shard_skips
+
+            skipped = shard_skips(self._parents[0])
         if self.seed is not None:
             scope = current_scope()
 
             def run_key() -> tuple[int, int]:
                 return (scope.run.seed_for(self) if scope.run is not None else cast(int, self.seed)), scope.iteration
 
-            parent, fn = Keyed(parent, run_key), KeyedCall(fn)
+            parent, fn = Keyed(parent, run_key, skipped), KeyedCall(fn)
         apply = element_fn(fn, self._what)
         if self._num_parallel_calls is None:
             return _MapIterator(parent, fn, self._what)
@@ -84,9 +90,8 @@ class MapDataset(Dataset):
 
         chosen = self._executor or current_options().executor  # (None: AUTOTUNE may move it to processes)
         executor = chosen or self._learned.executor or current_options().resolve("executor")
-        run = current_scope().run
         if executor == "process" and run is not None and run.input_worker:  # (one of the workers already)
-            return _MapIterator(parent, fn, self._what)
+            return _InWorkerMapIterator(parent, fn, self._what, skipped)
         if executor == "ray":  # results come back from the object store: not written into a fused batch's rows
             from parafeed.parallel.ray_executor import ray_executor_factory
 
@@ -132,6 +137,17 @@ class MapDataset(Dataset):
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=THREAD_DEPTH,
             order_fixed=order_fixed(self._parents[0]), learned=self._learned, switch_to=switch_to,
         )  # fmt: skip
+
+    @property
+    def learned(self) -> Learned:
+        """What AUTOTUNE learned of this map in its earlier passes (the executor it moved to, if any)."""
+        return self._learned
+
+    def may_move_to_processes(self) -> bool:
+        """Whether AUTOTUNE may move this map from threads to worker processes in the pass being built: no executor
+        chosen, ``num_parallel_calls=AUTOTUNE``, and no move learned yet."""
+        chosen = self._executor or current_options().executor
+        return chosen is None and self._num_parallel_calls == AUTOTUNE and self._learned.executor is None
 
     def process_parallelism(self) -> int | None:
         """This map's ``num_parallel_calls`` (an int, or AUTOTUNE) where it runs on worker processes of this host in
@@ -184,4 +200,38 @@ class _MapIterator(DatasetIterator):
 
     def _set_state(self, state: dict) -> None:
         self._parent.set_state(state["parent"])
+        self.index = int(state["index"])
+
+
+class _InWorkerMapIterator(_MapIterator):
+    """A process map run inline by an input worker (its input read there too: ``map_input_in_workers``); its states
+    are the process map's (``ParallelMap``: a position and the index, counting the elements skipped below as the
+    pipeline on one host counts them), so a checkpoint taken with the input in the workers restores into the
+    pipeline run on one host, and the other way round."""
+
+    def __init__(self, parent: DatasetIterator, fn: Callable[..., Any], what: str,
+                 skipped: Callable[[], int] | None):  # fmt: skip
+        super().__init__(parent, fn, what)
+        self._skipped, self._seen = skipped, 0
+
+    def __next__(self) -> Any:
+        x = next(self._parent)
+        if self._skipped is not None:
+            skipped = self._skipped()
+            self.index, self._seen = self.index + skipped - self._seen, skipped
+        try:
+            y = self._fn(*x) if type(x) is tuple else self._fn(x)
+        except Exception as err:
+            raise user_error(err, "map()", self._fn, self.index)
+        self.index += 1
+        return y if type(y) in SCALAR_TYPES else to_result(y, self._what)
+
+    def _step_name(self) -> str:
+        return "ParallelMap"
+
+    def _get_state(self) -> dict:
+        return {**position(self._parent.get_state(), 0), "index": self.index}
+
+    def _set_state(self, state: dict) -> None:
+        seek(self._parent, state)
         self.index = int(state["index"])

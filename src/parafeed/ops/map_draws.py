@@ -15,17 +15,24 @@ class Keyed(DatasetIterator):
     """The map's input, each element as ``(key, element)``: ``key`` is ``(seed, iteration, index)``. The index is
     part of the state, so a restored iterator keys its elements as the uninterrupted one did."""
 
-    def __init__(self, parent: DatasetIterator, run_key: Callable[[], tuple[int, int]]):
+    def __init__(self, parent: DatasetIterator, run_key: Callable[[], tuple[int, int]],
+                 skipped: Callable[[], int] | None = None):  # fmt: skip
         """``run_key``: the map's ``(seed, iteration)`` in this run, read when the first element is keyed (a restored
-        state sets both)."""
+        state sets both). ``skipped``: in an input worker, the input elements skipped below so far (the other
+        workers' blocks: :func:`parafeed.ops.offload.shard_skips`), which count as the pipeline on one host counts
+        them."""
         super().__init__(parent)
         self._parent = parent
         self._run_key = run_key
         self._key: tuple[int, int] | None = None
         self._index = 0
+        self._skipped, self._seen = skipped, 0
 
     def __next__(self) -> tuple[tuple[int, ...], Any]:
         element = next(self._parent)
+        if self._skipped is not None:
+            skipped = self._skipped()
+            self._index, self._seen = self._index + skipped - self._seen, skipped
         if self._key is None:
             self._key = self._run_key()
         self._index += 1

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import collections
 import math
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from parafeed.core import graph
 from parafeed.core.arguments import positive_int
-from parafeed.core.dataset import AUTOTUNE, Dataset, PassThroughDataset
+from parafeed.core.dataset import AUTOTUNE, Dataset, PassThroughDataset, start_run
 from parafeed.core.graph import ONE_TO_ONE
 from parafeed.core.iterator import DatasetIterator, RunContext, current_scope
 from parafeed.core.positions import order_fixed
@@ -71,8 +73,9 @@ class OffloadDataset(PassThroughDataset):
                 "equal_steps() after offload()"
             )
 
-    def _make_iterator(self, step: str = "Offload") -> DatasetIterator:
-        """``step``: the step name its states carry (a batch whose map's workers read its input keeps "Batch")."""
+    def _make_iterator(self, in_place_of: str | None = None) -> DatasetIterator:
+        """``in_place_of``: the step this offload runs for (a batch whose map's workers read its input: "Batch"); its
+        states are then that step's own, as the pipeline run on one host saves them."""
         from parafeed.parallel.ray_input_workers import InputWorkers
 
         parent = self._parents[0]
@@ -95,13 +98,23 @@ class OffloadDataset(PassThroughDataset):
             workers = LocalInputWorkers(pipeline, self.buffer, units, run.shared(parent))
         else:
             workers = InputWorkers(self, pipeline, self.cpus_per_worker, self.buffer, units, run.shared(parent))
-        return _OffloadIterator(self, workers, step)
+        if in_place_of is None:
+            return _OffloadIterator(self, workers)
+        shared = run.shared(parent)
+
+        def start_state() -> dict:  # (the pipeline's state before its first element, as a worker builds it)
+            it = start_run(RunContext.joined(pipeline, shared, (1, 0, 0), threading.Event()))
+            try:
+                return it.get_state()
+            finally:
+                it.close()
+
+        return _InPlaceIterator(self, workers, in_place_of, start_state)
 
 
 class _OffloadIterator(DatasetIterator):
-    def __init__(self, node: OffloadDataset, workers: Any, step: str):
+    def __init__(self, node: OffloadDataset, workers: Any):
         super().__init__()
-        self._step = step
         self._workers = workers  # an InputWorkers
         self._count = node.workers  # workers to start with (AUTOTUNE: a few, then as the trainer's wait asks)
         self._started = False
@@ -176,9 +189,6 @@ class _OffloadIterator(DatasetIterator):
 
     # ------------------------------------------------------------------ checkpoints
 
-    def _step_name(self) -> str:
-        return self._step
-
     def _get_state(self) -> dict:
         if self._pending:  # inside a block: the state before it, and how much of it was taken
             return {"at": self._before, "block": self._block, "taken": self._taken}
@@ -205,6 +215,30 @@ class _OffloadIterator(DatasetIterator):
             self.close()
 
 
+class _InPlaceIterator(_OffloadIterator):
+    """An offload that runs in place of a step (a batch whose map's workers read its input): its states are that
+    step's own, as the pipeline run on one host saves and restores them. Its blocks are whole batches, so between
+    two ``next`` calls it always stands between blocks, where a worker's state is the host's but for the block shard's
+    entry."""
+
+    def __init__(self, node: OffloadDataset, workers: Any, step: str, start_state: Callable[[], dict]):
+        super().__init__(node, workers)
+        self._step = step
+        self._start_state = start_state
+
+    def _step_name(self) -> str:
+        return self._step
+
+    def _get_state(self) -> dict:
+        if self._pending or self._drop:  # (not between blocks: cannot happen with blocks of one batch)
+            raise StateError(f"get_state(): {self._step} by input workers stands inside a block")
+        at = self._after if self._after is not None else self._start_state()
+        return {k: v for k, v in _without_shard(at).items() if k not in ("step", "run")}
+
+    def _set_state(self, state: dict) -> None:
+        super()._set_state({"at": {**state, "step": self._step}, "block": 0, "taken": 0})
+
+
 # ---------------------------------------------------------------------- the input workers' share: the block shard
 
 
@@ -218,15 +252,32 @@ class BlockShardDataset(PassThroughDataset):
     def _make_iterator(self) -> DatasetIterator:
         run = current_scope().run
         if run is None:
-            return _BlockShardIterator(self._parent._iter(), self.block, (1, 0, 0), None)
-        return _BlockShardIterator(self._parent._iter(), self.block, run.share, run.stopped)
+            return _BlockShardIterator(self, self._parent._iter(), (1, 0, 0), None)
+        it = run.block_shard = _BlockShardIterator(self, self._parent._iter(), run.share, run.stopped)
+        return it
+
+
+def shard_skips(node: Dataset) -> Callable[[], int] | None:
+    """In an input worker, for a step built on ``node``: a function that says how many of ``node``'s elements the block
+    shard under it has skipped so far (the other workers' blocks), so that the step counts elements as the pipeline
+    on one host does (a map's random keys, its index); None where no block shard is under ``node``."""
+    run = current_scope().run
+    shard = run.block_shard if run is not None else None
+    nodes = graph.chain(node, shard.node) if shard is not None else None
+    if shard is None or nodes is None:
+        return None
+    per_element = math.prod(n.batch_size or 1 for n in nodes)  # (the shard's elements in one of node's)
+    return lambda: shard.skipped // per_element
 
 
 class _BlockShardIterator(DatasetIterator):
-    def __init__(self, parent: DatasetIterator, block: int, share: tuple[int, int, int], stopped: Any):
+    def __init__(self, node: BlockShardDataset, parent: DatasetIterator, share: tuple[int, int, int], stopped: Any):
         super().__init__(parent)
+        self.node = node
         self._parent = parent
-        self._block = block
+        self._block = node.block
+        self.skipped = 0  # input elements skipped over (the other workers' blocks) by this iterator
+        self._fresh = True  # nothing taken yet: a skip moves the start (a position saved on one host, restored)
         self._workers, self._worker, self._first = share
         self._stopped = stopped  # (a threading.Event, or None)
         self._next = 0  # the block the input is in
@@ -235,10 +286,12 @@ class _BlockShardIterator(DatasetIterator):
     def __next__(self) -> Any:
         if self._stopped is not None and self._stopped.is_set():  # (the trainer interrupted this run: it ends)
             raise StopIteration
+        self._fresh = False
         if self._offset == 0:
             while (self._next - self._first) % self._workers != self._worker or self._next < self._first:
                 if self._parent.skip(self._block) < self._block:
                     raise StopIteration
+                self.skipped += self._block
                 self._next += 1
         x = next(self._parent)
         self._offset += 1
@@ -246,12 +299,36 @@ class _BlockShardIterator(DatasetIterator):
             self._next, self._offset = self._next + 1, 0
         return x
 
-    def _get_state(self) -> dict:
-        return {"parent": self._parent.get_state(), "block": self._next, "offset": self._offset}
+    # its states are its input's own, with where this worker's blocks stand under SHARD_KEY: a state without it (one
+    # the pipeline on one host saved) restores at the start of the share's first block
 
-    def _set_state(self, state: dict) -> None:
-        self._parent.set_state(state["parent"])
-        self._next, self._offset = int(state["block"]), int(state["offset"])
+    def _step_name(self) -> str:
+        return self._parent._step_name()
+
+    def _get_state(self) -> dict[str, Any]:
+        return {**self._parent._get_state(), SHARD_KEY: [self._next, self._offset]}
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        self._next, self._offset = (int(v) for v in state.pop(SHARD_KEY, (self._first, 0)))
+        self._parent._set_state(state)
+
+    def skip(self, n: int) -> int:
+        if self._fresh and self._offset == 0:  # (a position saved on one host: its input state and a skip from it)
+            return self._parent.skip(n)
+        return super().skip(n)
+
+
+SHARD_KEY = "block_shard"
+
+
+def _without_shard(state: Any) -> Any:
+    """``state`` (an input worker's pipeline's) as the pipeline run on one host saves it: no block shard."""
+    if isinstance(state, dict):
+        return {k: _without_shard(v) for k, v in state.items() if k != SHARD_KEY}
+    if isinstance(state, list):
+        return [_without_shard(v) for v in state]
+    return state
 
 
 def _passes_blocks(node: Dataset) -> bool:
@@ -275,21 +352,20 @@ PORTABLE_BYTES = 16 << 20  # in-memory data an input worker may hold a copy of
 
 
 def workers_read_the_input(batch: Dataset, map_node: Any) -> DatasetIterator | None:
-    """``map(..., executor="process")`` and then ``batch``, with ``Options.experimental_optimization.
-    map_input_in_workers = True``: the whole pipeline up to the batch run by local input workers,
+    """``map(..., executor="process")`` and then ``batch`` (unless ``Options.experimental_optimization.
+    map_input_in_workers = False``): the whole pipeline up to the batch run by local input workers,
     ``offload(executor="process")``, so that the trainer neither reads a record nor touches an element (reading
     TFRecords alone costs a process 25-35 µs per record: more than the whole feed may cost the training loop). The
     workers are the map's ``num_parallel_calls`` (AUTOTUNE: :func:`~parafeed.core.options.input_cores`); the elements,
-    their order and errors are the pipeline's on one host.
+    their order, their random draws and errors are the pipeline's on one host, and so are its states (a checkpoint
+    restores into the pipeline run either way, and resumes on other replica counts).
 
-    What it costs (why it is not the default): every worker runs the input pipeline and skips the other workers'
-    batches (a TFRecord reader seeks, a serial interleave skips whole rounds; a shuffle buffer fills in every
-    worker); a checkpoint restores only into a pipeline run the same way, and an elastic resume on another number of
-    replicas (:mod:`parafeed.distribute.elastic`) cannot see what the workers consumed. None where it does not
-    apply: the option unset, another executor, results out of order, an input whose order is not fixed by its state
+    What it costs: every worker runs the input pipeline and skips the other workers' batches (a TFRecord reader
+    seeks, a serial interleave skips whole rounds, a shuffle's buffer fills in every worker). None where it does not
+    apply: the option False, another executor, results out of order, an input whose order is not fixed by its state
     (``deterministic=False`` upstream, datasets made by user functions), replicas that agree at run time, a Python
-    generator or more than :data:`PORTABLE_BYTES` of in-memory data to copy into every worker, or this run is an
-    input worker's already."""
+    generator or more than :data:`PORTABLE_BYTES` of in-memory data to copy into every worker, a state being
+    replayed to find what it consumed (an elastic resume), or this run is an input worker's already."""
     from parafeed.sources.generator import GeneratorDataset
 
     workers = map_node.process_parallelism()
@@ -298,6 +374,7 @@ def workers_read_the_input(batch: Dataset, map_node: Any) -> DatasetIterator | N
         workers is None
         or run is None
         or run.input_worker
+        or run.tracking is not None
         or not run.options.experimental_optimization.moves_map_input()
     ):
         return None
@@ -307,4 +384,4 @@ def workers_read_the_input(batch: Dataset, map_node: Any) -> DatasetIterator | N
         return None
     if any(isinstance(n, GeneratorDataset) or getattr(n, "nbytes", 0) > PORTABLE_BYTES for n in upstream):
         return None
-    return OffloadDataset(batch, workers, 1.0, 2, None, executor="process")._make_iterator(step="Batch")
+    return OffloadDataset(batch, workers, 1.0, 2, None, executor="process")._make_iterator(in_place_of="Batch")
