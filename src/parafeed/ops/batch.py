@@ -96,7 +96,7 @@ class _MovingBatchIterator(DatasetIterator):
             return
         it.set_state(state)
         self._it.close()
-        self._parents, self._it = [it], it
+        self._parents, self._it = (it,), it
 
     def skip(self, n: int) -> int:
         return self._it.skip(n)
