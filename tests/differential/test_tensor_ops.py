@@ -243,6 +243,8 @@ def test_binary_op_matches_tensorflow(case, data):
         lambda tf: tf.concat([tf.constant([1], tf.int64), [2, 3]], 0),
         lambda tf: tf.stack([tf.constant(1.5), 2]),
         lambda tf: tf.py_function(Tout=tf.float32)(lambda a: a * 2.0)(tf.constant(1.5)),
+        lambda tf: tf.py_function(lambda: None, [], ()),  # no outputs (the performance guide's sleep): []
+        lambda tf: tf.py_function(lambda: None, [], []),
         lambda tf: tf.math.rint([0.5, 1.5, -2.5]),
         lambda tf: tf.math.segment_sum([1, 2, 3, 4], [0, 0, 1, 3]),
         lambda tf: tf.math.unsorted_segment_sum([[1, 2], [3, 4], [5, 6]], [1, 0, 1], 3),
@@ -280,6 +282,20 @@ TRANSCENDENTAL = {
     "atan2": lambda tf, y, x: tf.math.atan2(y, x),
     "atan2 float64": lambda tf, y, x: tf.math.atan2(tf.cast(y, tf.float64), tf.cast(x, tf.float64)),
 }
+
+
+def test_a_py_function_without_outputs_runs_once_per_element_in_a_map():
+    """tf.data's performance guide: ``py_function(lambda: time.sleep(...), [], ())`` in a map, for its effect only."""
+    calls = {"pf": 0, "tf": 0}
+
+    def pipeline(lib, key):
+        def effect():
+            calls[key] += 1
+
+        return lib.data.Dataset.range(5).map(lambda x: (lib.py_function(effect, [], ()), x)[1])
+
+    assert [int(x) for x in pipeline(pf, "pf")] == [int(x) for x in pipeline(tf, "tf")] == list(range(5))
+    assert calls == {"pf": 5, "tf": 5}
 
 
 @pytest.mark.parametrize("case", sorted(TRANSCENDENTAL))

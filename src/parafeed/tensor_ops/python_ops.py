@@ -21,6 +21,8 @@ def _results(op: str, func: Callable[..., Any], result: Any, Tout: Any) -> Any:
         return None
     many = isinstance(Tout, (list, tuple))
     dtypes = list(Tout) if many else [Tout]
+    if many and not dtypes and (result is None or (isinstance(result, (list, tuple)) and not result)):
+        return []  # (no outputs: a function called for its side effects, as TensorFlow allows)
     values = list(result) if many and isinstance(result, (list, tuple)) else [result]
     if len(values) != len(dtypes):
         raise InvalidArgumentError(
