@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
-from parafeed.errors import DataLossError, InvalidArgumentError, ParseError
+from parafeed.errors import DataLossError, ElementTypeError, InvalidArgumentError, ParseError
 from parafeed.values.byte_strings import bytes_array, scalar_bytes
 
 
@@ -189,5 +189,7 @@ def test_parse_tensor_errors():
         pf.io.parse_tensor(b"", pf.float32)
     with pytest.raises(InvalidArgumentError, match="scalar"):
         pf.io.parse_tensor(np.array([blob], object), pf.float32)
-    with pytest.raises(Exception, match="SparseTensor"):
+    with pytest.raises(ElementTypeError, match="a SparseTensor cannot be serialized as one tensor"):
         pf.io.serialize_tensor(pf.SparseTensor([[0]], [1], [2]))
+    with pytest.raises(ElementTypeError, match="a RaggedTensor cannot be serialized as one tensor"):
+        pf.io.serialize_tensor(pf.ragged.constant([[1], [2, 3]]))  # (TensorFlow refuses it too)

@@ -18,6 +18,8 @@ import numpy as np
 
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.values.byte_strings import scalar_bytes
+from parafeed.values.ragged_tensor import RaggedTensor
+from parafeed.values.sparse import SparseTensor
 from parafeed.values.structure import STRING, as_dtype, dtype_name
 
 _PACKAGE = "tensorflow"
@@ -113,6 +115,9 @@ def out_dtype(out_type: Any) -> np.dtype:
 
 def _as_array(tensor: Any, step: str) -> np.ndarray:
     """A dense value as an array, with the dtypes TensorFlow gives Python values."""
+    if isinstance(tensor, (SparseTensor, RaggedTensor)):
+        raise ElementTypeError(f"{step}: a {type(tensor).__name__} cannot be serialized as one tensor; serialize "
+                               "its component arrays (values, indices ...)")  # fmt: skip
     if hasattr(tensor, "numpy") and not isinstance(tensor, np.ndarray):  # an eager tf.Tensor
         tensor = tensor.numpy()
     if isinstance(tensor, (bytes, str)):
@@ -121,9 +126,6 @@ def _as_array(tensor: Any, step: str) -> np.ndarray:
         return out
     if isinstance(tensor, np.ndarray) and tensor.dtype.name == "bfloat16":  # (ml_dtypes')
         return tensor
-    if type(tensor).__name__ in ("SparseTensor", "RaggedTensor"):
-        raise ElementTypeError(f"{step}: a {type(tensor).__name__} cannot be serialized as one tensor; serialize "
-                               "its component arrays (values, indices ...)")  # fmt: skip
     from parafeed.values.elements import to_leaf
 
     try:
