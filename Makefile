@@ -37,10 +37,13 @@ test: $(VENV)/.installed-dev
 porting: $(VENV)/.installed-dev
 	PARAFEED_PORTING_ALL=1 $(BIN)/python -m pytest -n 2 tests/porting
 
-# Reliability (docs/reliability.md): 100,000 fuzzed TFRecord files and tf.train.Examples (+10,000 cache files), and a
-# soak ten times the size of the one in `make test` (10M elements through the process pool, 15,000 iterators).
+# Reliability (docs/reliability.md): 100,000 fuzzed TFRecord files and tf.train.Examples (+10,000 cache files) and the
+# property tests five times with new examples each time (make test runs them derandomized); a soak ten times the size
+# of the one in `make test` (10M elements through the process pool, 15,000 iterators).
 fuzz: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.reliability.fuzz --inputs 100000
+	for run in 1 2 3 4 5; do HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -n 2 \
+		$$(grep -rl "from hypothesis import" tests --include="test_*.py") || exit 1; done
 
 soak: $(VENV)/.installed-dev
 	PARAFEED_SOAK_ELEMENTS=10000000 PARAFEED_SOAK_ITERATORS=10000 $(BIN)/python -m pytest -q -s tests/reliability/test_soak.py

@@ -4,9 +4,17 @@ are shared out between pytest-xdist's workers (``-n 2 --dist loadgroup``)."""
 import os
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+# Property tests (hypothesis): the same examples on every run of `make test` (derandomized, no example database), so
+# a failure reproduces and a pass does not depend on the run; `make fuzz` runs them with HYPOTHESIS_PROFILE=explore,
+# which draws new examples every time and keeps the failing ones in .hypothesis/.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # pytest-xdist: the tests that share an expensive fixture go to one worker together, one after the other (so the
 # fixture is set up once); every other test is handed out on its own. pytest-xdist's own `xdist_group` mark does not

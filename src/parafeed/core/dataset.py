@@ -29,7 +29,7 @@ from parafeed.core.iterator import (
 from parafeed.core.options import Options
 from parafeed.core.stats import StatsCollector
 from parafeed.errors import ArgumentTypeError, ElementTypeError, InvalidArgumentError
-from parafeed.values.structure import spec_of
+from parafeed.values.structure import STRING, TensorSpec, flatten, map_structure, spec_of
 
 AUTOTUNE = -1
 """Let parafeed pick a parallelism or buffer size (``tf.data.AUTOTUNE``)."""
@@ -134,7 +134,17 @@ class Dataset(DatasetSources):
 
     def _sample_when_empty(self) -> Any:
         """``_sample_element`` when this node yields nothing: one built from the parents' samples where the node
-        knows how (an empty input still has a structure, as in tf.data), else an error."""
+        knows how (an empty input still has a structure, as in tf.data), or from its spec where the node knows that
+        without a sample of its own (zeros, 1 for a dimension not known: the step after it only learns structure and
+        dtypes from it), else an error."""
+        if type(self)._element_spec is not Dataset._element_spec and not getattr(self, "_sampling_spec", False):
+            self._sampling_spec = True  # (a spec that asks for this node's own sample again: no recursion)
+            try:
+                sample = _zeros_of(self.element_spec)
+            finally:
+                self._sampling_spec = False
+            if sample is not None:
+                return sample
         raise InvalidArgumentError(
             f"element_spec: {type(self).__name__} produced no element to infer its spec from; the spec of a "
             "user function's output is taken from its first result"
@@ -783,3 +793,16 @@ class _Unset:
 
 
 _UNSET = _Unset()
+
+
+def _zeros_of(spec: Any) -> Any:
+    """An element of zeros with ``spec``'s structure and dtypes (a dimension not known: 1; strings: ``b""``), or None
+    where a leaf is not a :class:`TensorSpec` (ragged, sparse ...)."""
+    if not all(isinstance(leaf, TensorSpec) for leaf in flatten(spec)):
+        return None
+
+    def zeros(leaf: TensorSpec) -> Any:
+        shape = tuple(1 if d is None else d for d in (leaf.shape or ()))
+        return np.full(shape, b"", dtype=STRING) if leaf.dtype == STRING else np.zeros(shape, leaf.dtype)
+
+    return map_structure(zeros, spec)
