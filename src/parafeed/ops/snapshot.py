@@ -27,6 +27,8 @@ from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import ElementTypeError, InvalidArgumentError, StateError
 from parafeed.io.saved_dataset import METADATA, SavedMetadata, SavedWriter
 from parafeed.ops.save import read_shards
+from parafeed.values.structure import spec_of
+from parafeed.values.supertype import common_spec
 
 _COMPRESSIONS = {None: "", "": "", "NONE": "", "AUTO": "", "SNAPPY": "", "GZIP": "GZIP"}
 _NOT_ARGUMENTS = {"_parents", "_name"}  # the parents are walked; a name is not part of what a step does
@@ -128,7 +130,8 @@ class SnapshotDataset(PassThroughDataset):
         self._shard_func = None if shard_func is None else callable_arg("snapshot()", "shard_func", shard_func)
         self._root = os.fspath(path)
         # tf.data traces both functions here: check them now (reader_func on no shards, shard_func on one element)
-        read_shards("snapshot()", [], parent.element_spec, "", self._reader_func)
+        if self._reader_func is not None:
+            read_shards("snapshot()", [], parent.element_spec, "", self._reader_func)
         if self._shard_func is not None and not os.path.exists(os.path.join(self.snapshot_dir, METADATA)):
             _shard("snapshot()", self._shard_func, parent._sample_element(), 0)
 
@@ -152,35 +155,47 @@ class _SnapshotIterator(DatasetIterator):
         self._dir = ds.snapshot_dir
         self._inner: DatasetIterator | None = None
         self._writer: SavedWriter | None = None
+        self._writing = False  # the pass writes a snapshot (its writer made at its first element)
+        self._spec: Any = None  # the spec of the elements written so far
         self._reading = os.path.exists(os.path.join(self._dir, METADATA))
         self._open(write=True)
 
     def _open(self, write: bool) -> None:
         ds = self._ds
-        if self._reading:
+        if self._reading:  # (the spec saved with it: no call of the input's functions to learn one)
             meta = SavedMetadata(self._dir, "snapshot()")
-            reader = read_shards("snapshot()", meta.shards, ds.element_spec, meta.compression, ds._reader_func)
+            reader = read_shards("snapshot()", meta.shards, meta.element_spec(), meta.compression, ds._reader_func)
             self._inner = reader._iter()
             return
-        if write:
-            os.makedirs(self._dir, exist_ok=True)
-            self._writer = SavedWriter(self._dir, ds.element_spec, ds._compression, "snapshot()")
+        self._writing = write
         self._inner = ds._parent._iter()
+
+    def _start_writing(self, spec: Any) -> SavedWriter:
+        """The writer, made at the first element with its spec (as tf.data, which traces the input instead of
+        calling its functions once more to learn it)."""
+        os.makedirs(self._dir, exist_ok=True)
+        self._writer = SavedWriter(self._dir, spec, self._ds._compression, "snapshot()")
+        self._spec = self._writer.spec
+        return self._writer
 
     def __next__(self) -> Any:
         try:
             x = next(self._inner)  # type: ignore[arg-type]  # None only once closed (no cast per element)
         except StopIteration:
-            if self._writer is not None:
-                self._writer.finish()
+            if self._writing:
+                self._writing = False
+                writer = self._writer or self._start_writing(self._ds.element_spec)  # (an empty input)
+                writer.spec = self._spec  # the elements' own: dimensions that varied are None
+                writer.finish()
                 self._writer = None
             raise
         except BaseException:
             self._drop()
             raise
-        writer = self._writer
-        if writer is not None:
+        if self._writing:
             try:
+                writer = self._writer or self._start_writing(spec_of(x))
+                self._spec = common_spec("snapshot()", [self._spec, spec_of(x)])
                 writer.write(x, _shard("snapshot()", self._ds._shard_func, x, writer.count))
             except BaseException:
                 self._drop()
@@ -201,6 +216,7 @@ class _SnapshotIterator(DatasetIterator):
         cast(DatasetIterator, self._inner).set_state(state["inner"])  # (_open sets it)
 
     def _drop(self) -> None:
+        self._writing = False
         if self._writer is not None:
             self._writer.abort()
             self._writer = None
