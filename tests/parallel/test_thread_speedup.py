@@ -217,5 +217,5 @@ def test_a_function_that_cannot_go_to_a_process_stays_on_threads_and_warns(quick
         return x
 
     ds = pf.Dataset.range(150).map(holds_a_lock, num_parallel_calls=pf.AUTOTUNE).with_options(two_workers())
-    messages = run(ds)
+    messages = run(ds, epochs=3)  # (a loaded machine may judge no window of a pass; the warning comes once per step)
     assert len(messages) == 1 and "holds_a_lock`" in messages[0] and 'executor="process"' in messages[0]

@@ -1,6 +1,7 @@
 """Worker processes started ahead, reused by the next pool, started as AUTOTUNE asks, and sent away when unused."""
 
 import gc
+import threading
 import time
 
 import pytest
@@ -92,3 +93,31 @@ def test_autotune_starts_processes_as_it_raises_parallelism():
             break
     it.close()
     assert 2 < seen <= 4
+
+
+def test_workers_given_back_by_a_finalizer_inside_the_locks_are_stopped_not_deadlocked():
+    """The garbage collector may run a finalizer at any allocation, also inside the spares' or the idle pools' lock
+    (CI hung there once: a collected step's pool given back to the spares from inside their own lock). Such a call
+    waits until the lock is left instead of deadlocking; the workers it gave are stopped then."""
+    from parafeed.parallel.processes import _IdlePools
+
+    spares = process_startup._Spares()
+    worker = process_startup.Worker()
+    done = []
+
+    def inside():
+        with spares._locked():
+            spares.give([worker])  # (what a finalizer run inside the lock does)
+            done.append("gave")
+        done.append("left")
+
+    thread = threading.Thread(target=inside, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert done == ["gave", "left"]  # no deadlock
+    assert wait_for(lambda: not worker.alive())
+    pools = _IdlePools()
+    with pools._locked():
+        pools._forget(12345)  # (a collected step's finalizer inside the lock: forgotten once it is left)
+        assert pools._forgotten == [12345]
+    assert pools._forgotten == []

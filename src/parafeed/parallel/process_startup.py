@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 
 from parafeed.core.options import schedulable_cpus
@@ -124,12 +125,28 @@ class _Spares:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._owner: int | None = None  # the thread in the lock
+        self._given_inside: list[Worker] = []  # given back by a finalizer run inside the lock: stopped on leaving it
         self._idle: list[Worker] = []
         self._timer: threading.Timer | None = None
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The lock. The garbage collector may run a finalizer anywhere in it (any allocation), and a finalizer may
+        give workers back (a pool of a collected step, an offload's iterator): they wait in ``_given_inside`` instead
+        of deadlocking on the lock, and are stopped once it is left."""
+        with self._lock:
+            self._owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._owner = None
+        given, self._given_inside = self._given_inside, []
+        stop_all(given)
+
     def take(self, n: int) -> list[Worker]:
         """Up to ``n`` warm workers (fewer, or none, when there are not that many)."""
-        with self._lock:
+        with self._locked():
             dead = [w for w in self._idle if not w.alive()]
             live = [w for w in self._idle if w not in dead]
             taken, self._idle = live[:n], live[n:]
@@ -143,8 +160,11 @@ class _Spares:
         if shutdown.exiting():
             stop_all(workers, 1.0)
             return
+        if self._owner == threading.get_ident():  # (a finalizer inside the lock: see _locked)
+            self._given_inside += workers
+            return
         now = time.monotonic()
-        with self._lock:
+        with self._locked():
             keep = [w for w in workers if w.alive() and not w.outstanding]
             room = max(0, schedulable_cpus() - len(self._idle))
             for w in keep[:room]:
@@ -156,7 +176,7 @@ class _Spares:
 
     def prestart(self, n: int) -> None:
         """Start workers until ``n`` spares are warm or warming (without waiting for them)."""
-        with self._lock:
+        with self._locked():
             missing = min(n, schedulable_cpus()) - len(self._idle)
             if missing <= 0:
                 return
@@ -170,7 +190,7 @@ class _Spares:
     def release(self, older_than: float = 0.0) -> None:
         """Stop the spares unused for ``older_than`` seconds or more (all of them by default)."""
         now = time.monotonic()
-        with self._lock:
+        with self._locked():
             leaving = [w for w in self._idle if now - w.idle_since >= older_than]
             self._idle = [w for w in self._idle if w not in leaving]
             self._arm()

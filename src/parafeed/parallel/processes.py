@@ -21,6 +21,7 @@ import subprocess
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from multiprocessing.connection import wait
 from typing import Any
 
@@ -224,14 +225,30 @@ class _IdlePools:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._owner: int | None = None  # the thread in the lock
+        self._forgotten: list[int] = []  # steps collected while their finalizer ran inside the lock
         self._idle: dict[int, ProcessPool] = {}  # id(step) -> its idle pool (one at most)
         self._steps: set[int] = set()  # steps being watched for garbage collection
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The lock. A step's finalizer may run in it (the garbage collector runs at any allocation): the step is
+        forgotten once the lock is left, instead of deadlocking on it."""
+        with self._lock:
+            self._owner = threading.get_ident()
+            try:
+                yield
+            finally:
+                self._owner = None
+        forgotten, self._forgotten = self._forgotten, []
+        for key in forgotten:
+            self._forget(key)
 
     def borrow(self, step: Any, fn: Any, workers: int) -> ProcessPool:
         import cloudpickle
 
         key = id(step)
-        with self._lock:
+        with self._locked():
             pool = self._idle.pop(key, None)
             if key not in self._steps:
                 self._steps.add(key)
@@ -247,7 +264,7 @@ class _IdlePools:
         return pool
 
     def give_back(self, pool: ProcessPool) -> None:
-        with self._lock:
+        with self._locked():
             keep = not pool.broken and pool.owner in self._steps and pool.owner not in self._idle
             if keep:
                 self._idle[pool.owner] = pool
@@ -255,7 +272,10 @@ class _IdlePools:
             pool.retire()
 
     def _forget(self, key: int) -> None:
-        with self._lock:
+        if self._owner == threading.get_ident():  # (a finalizer inside the lock: see _locked)
+            self._forgotten.append(key)
+            return
+        with self._locked():
             self._steps.discard(key)
             pool = self._idle.pop(key, None)
         if pool is not None:
