@@ -44,7 +44,9 @@ def test_predicate_result_is_checked_when_the_spec_is_asked():
     with pytest.raises(ElementTypeError, match="boolean scalar"):
         pf.Dataset.range(3).take_while(lambda x: x * 2).element_spec  # noqa: B018
     empty = pf.Dataset.from_generator(lambda: iter([]), output_signature=pf.TensorSpec((), "int64"))
-    assert empty.filter(lambda x: x).element_spec.dtype == np.int64  # no sample: checked per element
+    with pytest.raises(ElementTypeError, match="boolean scalar"):  # (as tf.data: checked on the input's spec)
+        empty.filter(lambda x: x).element_spec  # noqa: B018
+    assert empty.filter(lambda x: x > 0).element_spec.dtype == np.int64
 
 
 def test_unique_of_arrays_and_strings_resumes():

@@ -51,10 +51,12 @@ def deterministic_arg(step: str, value: Any) -> bool | None:
 
 
 def callable_arg(step: str, name: str, value: Any) -> Any:
-    """A user function, checked, with its closure read now (as TensorFlow reads it when it traces); given Tensors for
-    arguments if its code calls tensor methods on them (:mod:`parafeed.core.tensor_functions`)."""
+    """A user function, checked, with its closure and the constants it reads from its globals read now (as TensorFlow
+    reads them when it traces); given Tensors for arguments if its code calls tensor methods on them
+    (:mod:`parafeed.core.tensor_functions`)."""
     if not callable(value):
         raise InvalidArgumentError(f"{step}: `{name}` must be callable, got {type(value).__name__} {value!r}")
+    from parafeed.core.globals_read import globals_read_now
     from parafeed.core.tensor_functions import closures_read_now, with_tensor_arguments
 
-    return with_tensor_arguments(closures_read_now(value))
+    return with_tensor_arguments(globals_read_now(closures_read_now(value)))

@@ -7,6 +7,10 @@ have them. Which functions do is read once, when the step is built, off the name
 own code, the functions nested in it, and the functions, methods and callable objects it reaches through its globals
 and closure (user code only, not libraries). ``@pf.function`` (TensorFlow's ``@tf.function``, renamed) says so
 explicitly, for a function reached in a way the scan cannot follow (through a container, ``getattr``).
+
+What a user function reads from outside is read when the step is built, as TensorFlow reads it when it traces the
+function: its closure (:func:`closures_read_now`) and the Python constants it reads from its globals
+(:func:`parafeed.core.globals_read.globals_read_now`).
 """
 
 from __future__ import annotations
