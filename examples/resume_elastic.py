@@ -47,7 +47,8 @@ def replica(workdir: str, replicas: int, rank: int, stop_at: int | None, restart
         it = epochs.next()
         log = open(os.path.join(workdir, f"trained-{replicas}-{rank}-{epoch}.txt"), "a")  # noqa: SIM115
         for step, (ids, weights) in enumerate(it, start=1):
-            log.write(" ".join(str(i) for i, w in zip(ids, weights) if w > 0) + "\n")  # the "training step"
+            trained = [i for i, w in zip(ids.numpy(), weights.numpy()) if w > 0]
+            log.write(" ".join(map(str, trained)) + "\n")  # the "training step"
             log.flush()
             if step % 3 == 0 and rank == 0:  # a checkpoint: the model's weights would be saved here too
                 tmp = checkpoint + ".tmp"

@@ -167,7 +167,7 @@ def sharding_example(png_files: list[str], batch_size: int) -> None:
         images = dataset.map(read_fn, num_parallel_calls=pf.AUTOTUNE).batch(batch_size)
         shapes = {batch.shape[1:] for batch in images}
         count = sum(len(batch) for batch in images)
-        seen += [os.fsdecode(f) for f in dataset]
+        seen += [os.fsdecode(f) for f in dataset.as_numpy_iterator()]
         print(
             f"(a) shard(num_shards=2, index={index}) -> map(read_fn, AUTOTUNE) -> batch({batch_size}): {count} "
             f"images in {len(images)} batches, image shape {shapes.pop()}"

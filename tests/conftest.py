@@ -6,6 +6,8 @@ import os
 import pytest
 from hypothesis import settings
 
+from tests import host
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
@@ -68,3 +70,10 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("PYTEST_XDIST_WORKER"):  # (every worker collects, and orders, the same way)
         items.sort(key=lambda item: not item.nodeid.startswith(LONG_TESTS))
+    if host.SLOWDOWN > 1:  # fewer cores than the suite is sized for: every time limit stretched (tests/host.py)
+        default = float(config.getini("timeout") or 0)
+        for item in items:
+            marker = item.get_closest_marker("timeout")
+            limit = float(marker.args[0]) if marker is not None and marker.args else default
+            if limit:
+                item.add_marker(pytest.mark.timeout(host.seconds(limit)), append=False)

@@ -9,9 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from parafeed.values.tensor import Tensor
+
 
 def describe(element: Any) -> Any:
-    """A comparable description of an element: structure, leaf types, dtypes, shapes and values."""
+    """A comparable description of an element: structure, leaf types, dtypes, shapes and values (of a Tensor a loop
+    took from ``iter(ds)``: its ``.numpy()``, as of TensorFlow's EagerTensor)."""
+    if isinstance(element, Tensor):
+        element = element.numpy()
     if isinstance(element, dict):
         return ("dict", tuple((k, describe(v)) for k, v in element.items()))
     if isinstance(element, tuple):

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests import host
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -17,7 +19,7 @@ def run_example(name, workdir, timeout, *options):
     command = [sys.executable, os.path.join(ROOT, "examples", f"{name}.py"), "--quick", "--workdir", str(workdir)]
     command += options
     try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=host.seconds(timeout))
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"{name} did not finish within {timeout} s:\n{(err.stdout or '')[-3000:]}")
     assert done.returncode == 0, f"{name} exited with {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

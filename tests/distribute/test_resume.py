@@ -119,13 +119,13 @@ def test_elastic_resume_by_record_under_a_seeded_shuffle(tmp_path):
     its = [iter(pipeline(3, r)) for r in range(3)]
     for it in its:
         for _ in range(4):
-            seen += list(next(it))
+            seen += next(it).numpy().tolist()
     state = pf.distribute.save_state(its[0], 4)
     for it in its:
         it.close()
     for r in range(2):
         for batch in pf.distribute.resume(pipeline(2, r), state):
-            seen += list(batch)
+            seen += batch.numpy().tolist()
     assert len(seen) == total and len(set(seen)) == total
 
 

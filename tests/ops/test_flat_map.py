@@ -27,7 +27,7 @@ def outcomes(it):
     out = []
     while True:
         try:
-            out.append(next(it).decode())
+            out.append(next(it).numpy().decode())
         except StopIteration:
             return out
         except NotFoundError:
@@ -68,7 +68,7 @@ def outcomes_until(it, stop):
     out = []
     while len(out) < stop:
         try:
-            out.append(next(it).decode())
+            out.append(next(it).numpy().decode())
         except StopIteration:
             break
         except NotFoundError:

@@ -18,7 +18,7 @@ def test_tuple_elements_are_spread_into_arguments_others_passed_whole():
 
 
 def test_results_are_converted_with_tf_dtypes():
-    (out,) = list(pf.Dataset.range(1).map(lambda x: [x, 1, 0.5, "s"]))
+    (out,) = list(pf.Dataset.range(1).map(lambda x: [x, 1, 0.5, "s"]).as_numpy_iterator())
     assert type(out) is tuple
     assert [type(v) for v in out] == [np.int64, np.int32, np.float32, bytes]
 

@@ -15,7 +15,7 @@ def test_counter_values_dtypes_and_cardinality():
     assert [int(x) for x in ds.take(3)] == [2**31 - 2, 2**31 - 1, -(2**31)]  # wraps around as tf.data's
     assert ds.element_spec == pf.TensorSpec((), np.int32) and ds.cardinality() == pf.INFINITE
     assert [int(x) for x in pf.Dataset.counter(254, dtype=np.uint8).take(3)] == [254, 255, 0]
-    floats = list(pf.Dataset.counter(0, 0.1, dtype=np.float32).take(4))
+    floats = list(pf.Dataset.counter(0, 0.1, dtype=np.float32).take(4).as_numpy_iterator())
     assert floats == [np.float32(0), np.float32(0.1), np.float32(0.1) + np.float32(0.1),
                       np.float32(0.1) + np.float32(0.1) + np.float32(0.1)]  # fmt: skip
     assert all(type(x) is np.float32 for x in floats)

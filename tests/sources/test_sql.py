@@ -24,7 +24,7 @@ def test_rows_come_as_tuples_of_the_output_types(db):
     ds = pf.experimental.SqlDataset(
         "sqlite", db, "SELECT id, name, score FROM t ORDER BY id", (pf.int32, pf.string, pf.float32)
     )
-    rows = list(ds)
+    rows = list(ds.as_numpy_iterator())
     assert len(rows) == 50 and rows[3] == (3, b"n3", 0.75)
     assert [type(v) for v in rows[0]] == [np.int32, bytes, np.float32]
     assert ds.element_spec == (pf.TensorSpec((), pf.int32), pf.TensorSpec((), pf.string), pf.TensorSpec((), pf.float32))

@@ -75,7 +75,7 @@ def test_a_function_calling_tensor_methods_gets_tensors_and_returns_numpy_elemen
 
     images = np.full((4, 2, 2, 3), 255, np.uint8)
     ds = pf.Dataset.from_tensor_slices(images).map(parse).batch(2)
-    batches = list(ds)
+    batches = list(ds.as_numpy_iterator())
     assert [type(b) for b in batches] == [np.ndarray, np.ndarray]  # elements are plain NumPy between steps
     assert batches[0].dtype == np.float32 and batches[0].max() == 1.0
     assert ds.element_spec == pf.TensorSpec((None, 2, 2, 3), pf.float32)

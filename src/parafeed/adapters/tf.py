@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from parafeed.core import graph
-from parafeed.core.dataset import UNKNOWN, Dataset
+from parafeed.core.dataset import UNKNOWN, Dataset, iterate
 from parafeed.distribute.agreement import LocalGroup, agreeing_in
 from parafeed.distribute.resume import Epochs, save_state
 from parafeed.errors import InvalidArgumentError, StateError
@@ -71,7 +71,7 @@ def to_tf(ds: Dataset, output_signature: Any = None) -> Any:
 
 
 def _elements(ds: Dataset, ragged: bool = False) -> Iterator[Any]:
-    it = iter(ds)
+    it = iterate(ds)
     try:
         if ragged:  # pf.RaggedTensor leaves go over as tf.RaggedTensor
             yield from (map_structure(_tf_ragged, element) for element in it)
@@ -114,7 +114,7 @@ class CheckpointedFeed:
         self._ds, self._path, self.save_freq = ds, path, save_freq
         saved = _read_json(path) or {}
         self.epoch = saved.get("epoch", 0)  # the epoch to resume in (``initial_epoch``)
-        self._epochs = Epochs(ds, saved.get("state"), saved.get("run"))
+        self._epochs = Epochs(ds, saved.get("state"), saved.get("run"), numpy=True)
         self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
         self._ended = False
         self.dataset = _from_generator(self.elements, output_signature or tf_signature(ds), UNKNOWN, _buffers(ds))
@@ -293,7 +293,7 @@ def dataset_fn(
         ids = range(worker * per_worker, (worker + 1) * per_worker)
         pipelines = [_checked(make_pipeline(replicas, r, batch), r) for r in ids]
         _check_counts(pipelines, list(ids))
-        epochs = [Epochs(p, resume_from) for p in pipelines]
+        epochs = [Epochs(p, resume_from, numpy=True) for p in pipelines]
         agree = None  # counts unknown (a filter after the split): the replicas vote each step (one group per epoch)
         if _agree_at_run_time(pipelines[0]):
             combine = None if workers == 1 else worker_votes(workers)

@@ -23,7 +23,7 @@ def check_restores(dataset: Any, stops: list[int] | None = None, limit: int = 10
     wanted = None if stops is None else set(stops)
     expected: list[Any] = []
     states: dict[int, Any] = {}
-    it = iter(dataset)
+    it = dataset.as_numpy_iterator()
     try:  # one pass that saves states on the way (taking a state must not disturb the iteration)
         while len(expected) < limit:
             if wanted is None or len(expected) in wanted:
@@ -39,7 +39,7 @@ def check_restores(dataset: Any, stops: list[int] | None = None, limit: int = 10
         it.close()
     compared = 0
     for stop, state in sorted(states.items()):
-        resumed = iter(dataset)
+        resumed = dataset.as_numpy_iterator()
         try:
             resumed.set_state(state)
             got = [x for _, x in zip(range(len(expected) - stop), resumed)]

@@ -124,7 +124,7 @@ class Dataset(DatasetSources):
 
     def _sample_element(self) -> Any:
         """An element with this node's structure and dtypes, got as cheaply as possible (for specs)."""
-        it = iter(self)
+        it = iterate(self)
         try:
             return next(it)
         except StopIteration:
@@ -221,20 +221,26 @@ class Dataset(DatasetSources):
         return True
 
     def __iter__(self) -> DatasetIterator:
-        return iterate(self)
+        """A new run's iterator. Its elements come as TensorFlow's eager iteration gives them: arrays and scalars as
+        :class:`~parafeed.values.tensor.Tensor` views (``x.numpy()``, ``x.shape.as_list()``, ``raw[pf.newaxis]``
+        work; a scalar string is a 0-d string Tensor), NumPy everywhere else. ``as_numpy_iterator()`` gives the
+        plain NumPy values and ``bytes``."""
+        from parafeed.core.iterator import ElementView, eager
+
+        return ElementView(iterate(self), eager)
 
     def as_numpy_iterator(self) -> DatasetIterator:
-        """An iterator over the elements (they already are NumPy values); a :class:`SparseTensor` component comes
-        as its dense array, as tf.data's ``as_numpy_iterator`` gives it (``iter(ds)`` gives the SparseTensor)."""
-        from parafeed.core.iterator import DenseIterator
+        """An iterator over the elements as plain NumPy values (arrays, NumPy scalars, ``bytes``); a
+        :class:`SparseTensor` component comes as its dense array, as tf.data's ``as_numpy_iterator`` gives it."""
+        from parafeed.core.iterator import Densify, ElementView
         from parafeed.values.sparse import SparseTensorSpec
         from parafeed.values.structure import flatten
 
         if not self._static_shapes():  # the spec would be read off a sample: look at the first element instead
-            return DenseIterator(iter(self), None)
+            return ElementView(iterate(self), Densify(None))
         if any(isinstance(s, SparseTensorSpec) for s in flatten(self.element_spec)):
-            return DenseIterator(iter(self), True)
-        return iter(self)
+            return ElementView(iterate(self), Densify(True))
+        return iterate(self)
 
     # ------------------------------------------------------------------ options
 

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from parafeed.core.options import Options
 from parafeed.errors import OutOfRangeError, StateError
+from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.sparse import SparseTensor, densify
-from parafeed.values.structure import flatten
+from parafeed.values.structure import flatten, map_structure
+from parafeed.values.tensor import ScalarString, Tensor, as_tensor
 
 if TYPE_CHECKING:
     from parafeed.core.dataset import Dataset
@@ -365,21 +369,19 @@ class DatasetIterator:
         self.close()
 
 
-class DenseIterator(DatasetIterator):
-    """``as_numpy_iterator()`` of a pipeline with sparse components: the run's iterator, with every SparseTensor
-    given as its dense array (whether there are any is read off the first element when the spec is not static)."""
+class ElementView(DatasetIterator):
+    """The run's root iterator with its elements converted on the way out: ``iter(ds)`` hands them out as Tensors
+    (:func:`eager`), ``as_numpy_iterator()`` with SparseTensors as dense arrays. Position, state and everything else
+    are the root's."""
 
-    def __init__(self, root: DatasetIterator, sparse: bool | None):
+    def __init__(self, root: DatasetIterator, convert: Callable[[Any], Any]):
         super().__init__(root)
         self._root = root
         self._run = root.run
-        self._sparse = sparse
+        self._convert = convert
 
     def __next__(self) -> Any:
-        element = next(self._root)
-        if self._sparse is None:
-            self._sparse = any(type(leaf) is SparseTensor for leaf in flatten(element))
-        return densify(element) if self._sparse else element
+        return self._convert(next(self._root))
 
     def skip(self, n: int) -> int:
         return self._root.skip(n)
@@ -392,3 +394,45 @@ class DenseIterator(DatasetIterator):
 
     def close(self) -> None:
         self._root.close()
+
+    def __getattr__(self, name: str) -> Any:  # (what the root step's iterator has besides: an offload's workers)
+        return getattr(self._root, name)
+
+
+def eager(element: Any) -> Any:
+    """``element`` as TensorFlow's eager iteration hands it out: arrays and NumPy scalars as
+    :class:`~parafeed.values.tensor.Tensor` views (no copy), a scalar string as a
+    :class:`~parafeed.values.tensor.ScalarString`, SparseTensors and RaggedTensors with Tensor components, in the same
+    structure. ``x.numpy()`` gives the plain value back."""
+    kind = type(element)
+    if kind is np.ndarray:  # (the common cases first: this runs on every element a loop takes)
+        return element.view(Tensor)
+    if kind is tuple:
+        return tuple([eager(v) for v in element])
+    if kind is dict:
+        return {k: eager(v) for k, v in element.items()}
+    if kind is SparseTensor:
+        parts = (element.indices, element.values, element.dense_shape)
+        return SparseTensor._trusted(*(p.view(Tensor) for p in parts))
+    if kind is RaggedTensor:
+        return RaggedTensor(eager(element.values), element.row_splits.view(Tensor))
+    if kind is bytes:
+        return ScalarString(element)
+    if isinstance(element, (np.ndarray, np.generic)):
+        return ScalarString(element[()]) if element.dtype == object and element.ndim == 0 else as_tensor(element)
+    if isinstance(element, (tuple, dict)):  # (named tuples, other mappings)
+        return map_structure(eager, element)
+    return element
+
+
+class Densify:
+    """``as_numpy_iterator()``'s conversion: every SparseTensor as its dense array (whether there are any is read
+    off the first element when the spec is not static: ``sparse`` None)."""
+
+    def __init__(self, sparse: bool | None):
+        self._sparse = sparse
+
+    def __call__(self, element: Any) -> Any:
+        if self._sparse is None:
+            self._sparse = any(type(leaf) is SparseTensor for leaf in flatten(element))
+        return densify(element) if self._sparse else element

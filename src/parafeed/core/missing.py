@@ -22,7 +22,7 @@ DATASET = {
 TOP = {
     "Iterator": "iterators are `pf.DatasetIterator`: `it = iter(ds)`, with `get_next()`, `get_state()`",
     "IteratorSpec": "parafeed iterators are not passed to traced functions; use `iter(ds)`",
-    "NumpyIterator": "`iter(ds)` already gives NumPy elements (`ds.as_numpy_iterator()` is the same)",
+    "NumpyIterator": "`ds.as_numpy_iterator()` gives NumPy elements (`iter(ds)` gives Tensors, as TensorFlow's)",
     "contrib": "TF1's tf.contrib.data names are in `pf.experimental` (e.g. `pf.experimental.AUTOTUNE`)",
 }
 

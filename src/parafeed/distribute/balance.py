@@ -141,7 +141,7 @@ def count_batches(make_pipeline: Callable[[int, int], Dataset], num_replicas: in
         known = int(ds.cardinality())
         if known == INFINITE:
             raise InvalidArgumentError(f"count_batches(): replica {r}'s pipeline is infinite (a repeat())")
-        counts.append(known if known >= 0 else sum(1 for _ in ds))
+        counts.append(known if known >= 0 else sum(1 for _ in ds.as_numpy_iterator()))
     return counts
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from parafeed.core import graph
 from parafeed.core.dataset import Dataset, iterate
-from parafeed.core.iterator import DatasetIterator, ResumePoint
+from parafeed.core.iterator import DatasetIterator, ElementView, ResumePoint, eager
 from parafeed.errors import StateError
 
 
@@ -60,8 +60,10 @@ def save_state(iterator: DatasetIterator, steps: int) -> dict:
     }  # fmt: skip
 
 
-def resume(dataset: Dataset, state: dict | list[dict]) -> DatasetIterator:
-    """An iterator of ``dataset`` that goes on from ``state`` (from :func:`save_state`) to the end of its epoch.
+def resume(dataset: Dataset, state: dict | list[dict], numpy: bool = False) -> DatasetIterator:
+    """An iterator of ``dataset`` that goes on from ``state`` (from :func:`save_state`) to the end of its epoch,
+    handing out what ``iter(dataset)`` does (Tensors), or with ``numpy`` the plain NumPy values (what the adapters
+    take).
 
     On the replica that saved it, the exact state is restored. On another replica count (or from another replica's
     state), the split begins at the saved global position for this pass, with the saved shuffle seeds and
@@ -71,6 +73,11 @@ def resume(dataset: Dataset, state: dict | list[dict]) -> DatasetIterator:
     ``balance="labels"``) and a filter or shuffle after it resume on any number of replicas, the rest of the epoch
     dealt again (:mod:`parafeed.distribute.elastic`).
     """
+    it = _resumed(dataset, state)
+    return it if numpy else ElementView(it, eager)
+
+
+def _resumed(dataset: Dataset, state: dict | list[dict]) -> DatasetIterator:
     from parafeed.distribute.elastic import check_states, pass_point, rest_of_epoch
 
     plan = _plan(dataset)
@@ -113,8 +120,10 @@ class Epochs:
         ...         train(batch)
     """
 
-    def __init__(self, dataset: Dataset, state: dict | list[dict] | None = None, run: dict | None = None):
-        self._dataset, self._state, self._run = dataset, state or None, run
+    def __init__(
+        self, dataset: Dataset, state: dict | list[dict] | None = None, run: dict | None = None, numpy: bool = False
+    ):
+        self._dataset, self._state, self._run, self._numpy = dataset, state or None, run, numpy
         self._last: DatasetIterator | None = None
 
     def upcoming(self) -> dict | None:
@@ -123,9 +132,10 @@ class Epochs:
         return next_run(self._last) if self._last is not None else self._run
 
     def next(self) -> DatasetIterator:
-        """The next epoch's iterator."""
+        """The next epoch's iterator: its elements as ``iter(dataset)`` gives them, or with ``numpy`` plain NumPy."""
         state, self._state = self._state, None
-        self._last = resume(self._dataset, state) if state else iterate(self._dataset, run=self.upcoming())
+        it = _resumed(self._dataset, state) if state else iterate(self._dataset, run=self.upcoming())
+        self._last = it if self._numpy else ElementView(it, eager)
         return self._last
 
 

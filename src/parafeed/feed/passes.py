@@ -32,7 +32,7 @@ class Passes:
         self._it: Any = None
         self._feed: Ahead | None = None
         self._steps = 0
-        self._epochs = Epochs(dataset)
+        self._epochs = Epochs(dataset, numpy=True)
 
     def __iter__(self) -> Iterator[Any]:
         it = self._it = self._epochs.next()
@@ -70,7 +70,7 @@ class Passes:
         ``pf.distribute.resume``); the passes after it are whole epochs again, shuffled as the uninterrupted run's
         would have been."""
         state = state or {}
-        self._epochs = Epochs(self.dataset, None if "run" in state else state, state.get("run"))
+        self._epochs = Epochs(self.dataset, None if "run" in state else state, state.get("run"), numpy=True)
 
     def __len__(self) -> int:
         return len(self.dataset)

@@ -36,5 +36,5 @@ class DatasetTFRecordWriter:
                 f"produces elements with spec {spec}."
             )
         with TFRecordWriter(self._filename, self._compression or None) as writer:
-            for record in dataset:
+            for record in dataset.as_numpy_iterator():
                 writer.write(record)

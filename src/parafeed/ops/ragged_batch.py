@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from parafeed.core.arguments import positive_int
-from parafeed.core.dataset import Dataset
+from parafeed.core.dataset import Dataset, iterate
 from parafeed.core.graph import BATCHING, SOURCE, batched_cardinality, batched_counts
 from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import InvalidArgumentError
@@ -133,7 +133,7 @@ class RaggedBatchDataset(Dataset):
 
     def _element_spec(self) -> Any:
         if not self._parents[0]._static_shapes():  # the first batch's, but for the batch dimension
-            it = iter(self)
+            it = iterate(self)
             try:
                 first = next(it, None)
             finally:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from parafeed.core.arguments import callable_arg
-from parafeed.core.dataset import Dataset
+from parafeed.core.dataset import Dataset, iterate
 from parafeed.core.functions import fn_name, to_result, user_error
 from parafeed.errors import ElementTypeError, InvalidArgumentError
 from parafeed.values.elements import to_element
@@ -21,7 +21,7 @@ def reduce_dataset(ds: Dataset, initial_state: Any, reduce_func: Callable[[Any, 
     reduce_func = callable_arg(step, "reduce_func", reduce_func)
     state = to_element(initial_state, f"{step} initial_state")
     dtypes = [s.dtype for s in flatten(spec_of(state))]
-    with iter(ds) as it:
+    with iterate(ds) as it:
         for index, element in enumerate(it):
             try:
                 new = reduce_func(state, element)

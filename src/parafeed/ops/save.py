@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.core.arguments import callable_arg
-from parafeed.core.dataset import AUTOTUNE, Dataset
+from parafeed.core.dataset import AUTOTUNE, Dataset, iterate
 from parafeed.core.functions import call, fn_name
 from parafeed.core.graph import SOURCE
 from parafeed.core.iterator import DatasetIterator, Scope, build_in, current_scope
@@ -58,7 +58,7 @@ def save_dataset(
     compression = compression_of("save()", compression)
     writer = SavedWriter(os.fspath(path), dataset.element_spec, compression)
     try:
-        for element in dataset:
+        for element in iterate(dataset):
             shard = 0 if shard_func is None else shard_index("save()", shard_func, element)
             writer.write(element, shard)
     except BaseException:

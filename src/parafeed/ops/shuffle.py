@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.core.arguments import as_int, positive_int
-from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset
+from parafeed.core.dataset import UNKNOWN, Dataset, PassThroughDataset, iterate
 from parafeed.core.graph import REORDERING
 from parafeed.core.iterator import DatasetIterator, Scope, current_scope
 from parafeed.core.positions import Snapshots, tracking
@@ -79,7 +79,7 @@ class ShuffleDataset(PassThroughDataset):
 def shuffled_indices(n: int, buffer_size: int, order_seed: list[int]) -> np.ndarray:
     """The order in which a shuffle with ``buffer_size`` and ``order_seed`` (see ``ShuffleDataset.order_seed``)
     yields ``n`` input elements, as their input indices: it depends on nothing else."""
-    indices = iter(Dataset.range(n))
+    indices = iterate(Dataset.range(n))
     return np.fromiter(_ShuffleIterator(indices, buffer_size, np.random.default_rng(order_seed)), np.int64, n)
 
 

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 
 from parafeed.core.options import schedulable_cpus
@@ -75,6 +75,9 @@ class Worker:
         return self.process.poll() is None
 
     def describe(self) -> str:
+        """How the worker ended; called once its connection closed, which can come before its exit code (one core)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5.0)
         code = self.process.poll()
         how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
         return f"worker process {self.index} (pid {self.process.pid}) {how}"
@@ -120,33 +123,47 @@ def stop_all(workers: list[Worker], timeout: float = 5.0) -> None:
         w.reap(max(0.1, deadline - time.monotonic()))
 
 
-class _Spares:
-    """Warm workers without a pool: started ahead, or left by a pool whose step is gone."""
+class FinalizerSafeLock:
+    """A lock a finalizer may run inside: the garbage collector runs finalizers at any allocation, also while the
+    lock is held, and one that needs the lock (a collected step's pool given back) would deadlock on it. Such a call
+    is instead deferred (:meth:`defer`, when :meth:`inside`) and made once the lock is left."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._owner: int | None = None  # the thread in the lock
-        self._given_inside: list[Worker] = []  # given back by a finalizer run inside the lock: stopped on leaving it
-        self._idle: list[Worker] = []
-        self._timer: threading.Timer | None = None
+        self.deferred: list[Callable[[], None]] = []
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """The lock. The garbage collector may run a finalizer anywhere in it (any allocation), and a finalizer may
-        give workers back (a pool of a collected step, an offload's iterator): they wait in ``_given_inside`` instead
-        of deadlocking on the lock, and are stopped once it is left."""
+    def held(self) -> Iterator[None]:
         with self._lock:
             self._owner = threading.get_ident()
             try:
                 yield
             finally:
                 self._owner = None
-        given, self._given_inside = self._given_inside, []
-        stop_all(given)
+        deferred, self.deferred = self.deferred, []
+        for call in deferred:
+            call()
+
+    def inside(self) -> bool:
+        """Whether this thread holds the lock (a finalizer run inside it)."""
+        return self._owner == threading.get_ident()
+
+    def defer(self, call: Callable[[], None]) -> None:
+        self.deferred.append(call)
+
+
+class _Spares:
+    """Warm workers without a pool: started ahead, or left by a pool whose step is gone."""
+
+    def __init__(self) -> None:
+        self._lock = FinalizerSafeLock()
+        self._idle: list[Worker] = []
+        self._timer: threading.Timer | None = None
 
     def take(self, n: int) -> list[Worker]:
         """Up to ``n`` warm workers (fewer, or none, when there are not that many)."""
-        with self._locked():
+        with self._lock.held():
             dead = [w for w in self._idle if not w.alive()]
             live = [w for w in self._idle if w not in dead]
             taken, self._idle = live[:n], live[n:]
@@ -160,11 +177,11 @@ class _Spares:
         if shutdown.exiting():
             stop_all(workers, 1.0)
             return
-        if self._owner == threading.get_ident():  # (a finalizer inside the lock: see _locked)
-            self._given_inside += workers
+        if self._lock.inside():  # (a finalizer: stopped once the lock is left)
+            self._lock.defer(lambda: stop_all(workers))
             return
         now = time.monotonic()
-        with self._locked():
+        with self._lock.held():
             keep = [w for w in workers if w.alive() and not w.outstanding]
             room = max(0, schedulable_cpus() - len(self._idle))
             for w in keep[:room]:
@@ -176,7 +193,7 @@ class _Spares:
 
     def prestart(self, n: int) -> None:
         """Start workers until ``n`` spares are warm or warming (without waiting for them)."""
-        with self._locked():
+        with self._lock.held():
             missing = min(n, schedulable_cpus()) - len(self._idle)
             if missing <= 0:
                 return
@@ -190,7 +207,7 @@ class _Spares:
     def release(self, older_than: float = 0.0) -> None:
         """Stop the spares unused for ``older_than`` seconds or more (all of them by default)."""
         now = time.monotonic()
-        with self._locked():
+        with self._lock.held():
             leaving = [w for w in self._idle if now - w.idle_since >= older_than]
             self._idle = [w for w in self._idle if w not in leaving]
             self._arm()

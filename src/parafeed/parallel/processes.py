@@ -15,13 +15,10 @@ SIGINT (Ctrl-C reaches the consumer) and exit when the main process goes away.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Iterator
 from multiprocessing.connection import wait
 from typing import Any
 
@@ -29,7 +26,7 @@ from parafeed.errors import WorkerError
 from parafeed.parallel import shutdown
 from parafeed.parallel.batch_rows import BatchRows, Placed
 from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
-from parafeed.parallel.process_startup import Worker, give_spares, stop_all, take_spares
+from parafeed.parallel.process_startup import FinalizerSafeLock, Worker, give_spares, stop_all, take_spares
 from parafeed.parallel.remote_errors import unpack_error
 from parafeed.parallel.shared_batches import SharedBatches
 from parafeed.parallel.shm import RingClosed, decode, encode
@@ -202,8 +199,6 @@ def _receive(pool: ProcessPool, results: ResultQueue, stop: threading.Event, loc
             except (EOFError, OSError):  # the connection closed: the worker died
                 if stop.is_set():
                     return
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    worker.process.wait(1.0)
                 pool.broken = True
                 lost = sum(worker.outstanding.values())
                 results.put((FATAL, WorkerError(
@@ -224,31 +219,15 @@ class _IdlePools:
     and gives it back here; a step's idle pools are shut down when the step is garbage-collected, or at exit."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._owner: int | None = None  # the thread in the lock
-        self._forgotten: list[int] = []  # steps collected while their finalizer ran inside the lock
+        self._lock = FinalizerSafeLock()
         self._idle: dict[int, ProcessPool] = {}  # id(step) -> its idle pool (one at most)
         self._steps: set[int] = set()  # steps being watched for garbage collection
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """The lock. A step's finalizer may run in it (the garbage collector runs at any allocation): the step is
-        forgotten once the lock is left, instead of deadlocking on it."""
-        with self._lock:
-            self._owner = threading.get_ident()
-            try:
-                yield
-            finally:
-                self._owner = None
-        forgotten, self._forgotten = self._forgotten, []
-        for key in forgotten:
-            self._forget(key)
 
     def borrow(self, step: Any, fn: Any, workers: int) -> ProcessPool:
         import cloudpickle
 
         key = id(step)
-        with self._locked():
+        with self._lock.held():
             pool = self._idle.pop(key, None)
             if key not in self._steps:
                 self._steps.add(key)
@@ -264,7 +243,7 @@ class _IdlePools:
         return pool
 
     def give_back(self, pool: ProcessPool) -> None:
-        with self._locked():
+        with self._lock.held():
             keep = not pool.broken and pool.owner in self._steps and pool.owner not in self._idle
             if keep:
                 self._idle[pool.owner] = pool
@@ -272,10 +251,10 @@ class _IdlePools:
             pool.retire()
 
     def _forget(self, key: int) -> None:
-        if self._owner == threading.get_ident():  # (a finalizer inside the lock: see _locked)
-            self._forgotten.append(key)
+        if self._lock.inside():  # (a step's finalizer: the step is forgotten once the lock is left)
+            self._lock.defer(lambda: self._forget(key))
             return
-        with self._locked():
+        with self._lock.held():
             self._steps.discard(key)
             pool = self._idle.pop(key, None)
         if pool is not None:

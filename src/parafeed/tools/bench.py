@@ -12,7 +12,7 @@ import sys
 import time
 from typing import TextIO
 
-from parafeed.core.dataset import Dataset
+from parafeed.core.dataset import Dataset, iterate
 from parafeed.core.options import Options
 from parafeed.core.stats import StageStats, format_stats
 from parafeed.errors import InvalidArgumentError
@@ -35,7 +35,7 @@ def load_pipeline(path: str) -> Dataset:
 def run_bench(ds: Dataset, seconds: float, out: TextIO | None = None) -> tuple[list[StageStats], float, int]:
     """Iterate ``ds`` with stats for up to ``seconds``; returns (stages, wall seconds, elements)."""
     out = out or sys.stdout
-    it = iter(ds.with_options(Options(stats=True)))
+    it = iterate(ds.with_options(Options(stats=True)))
     start = last = time.perf_counter()
     count = 0
     try:

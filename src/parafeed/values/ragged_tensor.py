@@ -237,7 +237,7 @@ class RaggedTensor:
     def numpy(self) -> np.ndarray:
         """What ``tf.RaggedTensor.numpy()`` (and tf.data's ``as_numpy_iterator``) gives: an object array of rows
         when their lengths differ, a plain array when they are equal."""
-        values = self.values.numpy() if isinstance(self.values, RaggedTensor) else self.values
+        values = self.values.numpy() if isinstance(self.values, RaggedTensor) else np.asarray(self.values)
         s = self.row_splits
         rows = [values[s[i] : s[i + 1]] for i in range(len(s) - 1)]
         if not rows:

@@ -245,6 +245,15 @@ class Tensor(np.ndarray):
         plain = self.view(np.ndarray)
         return plain[()] if plain.ndim == 0 else plain
 
+    def __bytes__(self) -> bytes:
+        """A scalar string's bytes (NumPy would give the object pointers of a string array); a numeric tensor's
+        data, as ``bytes(array)`` gives it."""
+        if self.dtype != object:
+            return self.tobytes()
+        if self.ndim == 0:
+            return bytes(self.numpy())
+        raise TypeError(f"bytes(): a string Tensor of shape {self.shape} holds several strings; take one, or .numpy()")
+
     def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
         # 0-d results stay Tensors (NumPy would give scalars), so that `.numpy()` works on them as on TF's
         return array.view(Tensor) if isinstance(array, np.ndarray) else array
@@ -260,12 +269,23 @@ class Tensor(np.ndarray):
         return np.ndarray.__ne__(self, _python_operand(self, _as_strings(self, other)))
 
     def __repr__(self) -> str:
-        return f"<pf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={self.numpy()!r}>"
+        return f"<pf.Tensor: shape={self.shape}, dtype={_dtype_name(self.dtype)}, numpy={self._numpy_text(repr)}>"
+
+    def __str__(self) -> str:  # (what `print(x)` shows, as TensorFlow's `tf.Tensor(1, shape=(), dtype=int32)`)
+        return f"pf.Tensor({self._numpy_text(str)}, shape={self.shape}, dtype={_dtype_name(self.dtype)})"
+
+    def _numpy_text(self, text: Any) -> str:
+        value = self.numpy()
+        return str(value) if self.ndim == 0 else text(value)  # (a scalar as `1`, not NumPy 2's `np.int32(1)`)
 
     def __iter__(self) -> Any:
         if self.ndim == 0:
             raise TypeError("iterating over a 0-d Tensor is not allowed")
         return super().__iter__()
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return "string" if dtype.kind == "O" else dtype.name
 
 
 def _binary(name: str) -> Any:
@@ -311,6 +331,38 @@ def _as_strings(tensor: Tensor, other: Any) -> Any:
     encoded = np.empty(np.shape(other), dtype=object)
     encoded.reshape(-1)[:] = [s.encode() if isinstance(s, str) else s for s in np.asarray(other, object).reshape(-1)]
     return encoded
+
+
+class ScalarString(bytes):
+    """A scalar string as a loop takes it from ``iter(ds)``: the ``bytes`` themselves (so hashing, joining, writing,
+    ``len`` and ``decode`` see the value; a 0-d string array would hand NumPy's object pointers to the buffer
+    protocol), with the members of TensorFlow's scalar string tensor: ``numpy()``, ``shape``, ``dtype``, and
+    ``x[pf.newaxis]`` (a 1-d string :class:`Tensor`)."""
+
+    __slots__ = ()
+    ndim = 0
+    dtype = np.dtype(object)
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(())
+
+    def get_shape(self) -> TensorShape:
+        return TensorShape(())
+
+    def numpy(self) -> bytes:
+        return bytes(self)
+
+    def __getitem__(self, key: Any) -> Any:
+        if key is None or (type(key) is tuple and all(k is None or k is Ellipsis for k in key)):
+            return as_tensor(bytes(self))[key]  # (`raw[tf.newaxis]`: a batch of one)
+        return bytes.__getitem__(self, key)
+
+    def __repr__(self) -> str:
+        return f"<pf.Tensor: shape=(), dtype=string, numpy={bytes(self)!r}>"
+
+    def __str__(self) -> str:
+        return f"pf.Tensor({bytes(self)!r}, shape=(), dtype=string)"
 
 
 def as_tensor(value: Any) -> Tensor:
