@@ -411,14 +411,16 @@ def eager(element: Any) -> Any:
         return tuple([eager(v) for v in element])
     if kind is dict:
         return {k: eager(v) for k, v in element.items()}
+    if kind is bytes:
+        return ScalarString(element)
+    if isinstance(element, np.generic):  # (a NumPy scalar)
+        return np.asarray(element).view(Tensor)
     if kind is SparseTensor:
         parts = (element.indices, element.values, element.dense_shape)
         return SparseTensor._trusted(*(p.view(Tensor) for p in parts))
     if kind is RaggedTensor:
         return RaggedTensor(eager(element.values), element.row_splits.view(Tensor))
-    if kind is bytes:
-        return ScalarString(element)
-    if isinstance(element, (np.ndarray, np.generic)):
+    if isinstance(element, np.ndarray):
         return ScalarString(element[()]) if element.dtype == object and element.ndim == 0 else as_tensor(element)
     if isinstance(element, (tuple, dict)):  # (named tuples, other mappings)
         return map_structure(eager, element)
