@@ -222,9 +222,9 @@ class Dataset(DatasetSources):
 
     def __iter__(self) -> DatasetIterator:
         """A new run's iterator. Its elements come as TensorFlow's eager iteration gives them: arrays and scalars as
-        :class:`~parafeed.values.tensor.Tensor` views (``x.numpy()``, ``x.shape.as_list()``, ``raw[pf.newaxis]``
-        work; a scalar string is a 0-d string Tensor), NumPy everywhere else. ``as_numpy_iterator()`` gives the
-        plain NumPy values and ``bytes``."""
+        :class:`~parafeed.values.tensor.Tensor` views (``x.numpy()``, ``x.shape.as_list()`` work), a scalar string as
+        a :class:`~parafeed.values.tensor.ScalarString` (its ``bytes``, with ``numpy()`` and ``raw[pf.newaxis]``).
+        ``as_numpy_iterator()`` gives the plain NumPy values and ``bytes``."""
         from parafeed.core.iterator import ElementView, eager
 
         return ElementView(iterate(self), eager)
