@@ -151,3 +151,17 @@ def test_the_adapters_take_the_plain_values():
     batches = list(ds.to_torch())
     assert all(type(b) is torch.Tensor for b in batches) and [b.tolist() for b in batches] == [[0, 1, 2], [3, 4, 5]]
     assert [b.numpy().tolist() for b in ds.to_tf()] == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_the_loops_iterator_is_the_root_steps_with_its_members():
+    """What the root step's iterator has besides (an offload's workers, its executor) is reached through the loop's
+    iterator, private names included; a view not yet built (as while unpickling) has no member instead of looking
+    itself up without end."""
+    from parafeed.core.iterator import ElementView
+
+    it = iter(pf.Dataset.range(3))
+    root = it._root
+    root._probe = "kept"
+    assert it._probe == "kept" and it.run is root.run
+    with pytest.raises(AttributeError):
+        ElementView.__new__(ElementView)._probe

@@ -396,9 +396,10 @@ class ElementView(DatasetIterator):
         self._root.close()
 
     def __getattr__(self, name: str) -> Any:  # (what the root step's iterator has besides: an offload's workers)
-        if name.startswith("_"):  # (not set yet, as while unpickling: no endless lookup through _root)
+        root = self.__dict__.get("_root")
+        if root is None:  # (not set yet, as while unpickling: no endless lookup through _root)
             raise AttributeError(name)
-        return getattr(self._root, name)
+        return getattr(root, name)
 
 
 def eager(element: Any) -> Any:
