@@ -69,6 +69,26 @@ def test_a_killed_worker_process_is_replaced_from_its_last_state(on_host):
     assert it.replaced == 1
 
 
+def test_a_worker_killed_while_sigterm_ends_the_process_is_not_replaced(monkeypatch):
+    """SIGTERM's handler kills the workers while another thread (a prefetch's) waits for them: that thread gets a
+    WorkerError, silently (no replacement, no warning on the stderr of a process that is ending)."""
+    import warnings
+
+    from parafeed.parallel import shutdown
+
+    it = iter(pipeline().offload(workers=2, executor="process"))
+    next(it)
+    monkeypatch.setitem(shutdown._state, "terminating", True)
+    for actor in it.actors:
+        os.kill(actor.process.pid, signal.SIGKILL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(pf.errors.WorkerError, match="the process is ending"):
+            for _ in it:
+                pass
+    assert it.replaced == 0
+
+
 def rows(x):
     time.sleep(0.0005)
     return np.full(1024, x, np.float32)  # (4 KiB: batches go through shared memory, not the pickle)

@@ -322,8 +322,8 @@ class LocalInputWorkers:
             try:
                 ok, value = self._receive(worker)
             except (EOFError, OSError, RingClosed):
-                if shutdown.exiting():  # (stopped at exit while another thread waited for it: no replacement)
-                    raise WorkerError("offload(): the input workers were stopped: the interpreter is exiting") from None
+                if shutdown.ending():  # (stopped at exit or by SIGTERM while another thread waited: no replacement)
+                    raise WorkerError("offload(): the input workers were stopped: the process is ending") from None
                 self._replace(worker)
                 continue
             if not ok:

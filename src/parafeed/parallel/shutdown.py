@@ -74,6 +74,11 @@ def terminating() -> bool:
     return _state["terminating"]
 
 
+def ending() -> bool:
+    """True once the process is ending, at exit or on SIGTERM: a worker that stops now is not replaced."""
+    return _state["exiting"] or _state["terminating"]
+
+
 def watch_sigterm() -> None:
     """Install the SIGTERM handler (once, from the main thread, where SIGTERM still has its default disposition)."""
     if _state["handler"] or threading.current_thread() is not threading.main_thread():
