@@ -27,10 +27,9 @@ XDIST_GROUPS = {
     # the example starts a Ray of its own: after the cluster's tests (one Ray at a time on a 2-core machine)
     "tests/test_examples.py::test_ray_offload": "ray",
     "tests/storage/": "storage",  # one S3 server (tests/storage/conftest.py)
-    # one two-worker TensorFlow job runs both policies (tests/adapters/test_tf.py::multi_worker_results)
-    "tests/adapters/test_tf.py::test_keras_fit_under_multi_worker_mirrored_strategy": "tf-multi-worker",
+    # one two-worker TensorFlow job runs every check of the file (tests/adapters/test_tf_multi_worker.py::job_results)
+    "tests/adapters/test_tf_multi_worker.py::": "tf-multi-worker",
     "tests/adapters/test_tf_resume.py::": "tf-multi-worker",  # (MWMS jobs one at a time on 2 cores)
-    "tests/adapters/test_tf_agreed.py::": "tf-multi-worker",
 }
 
 # Handed out first with pytest-xdist: the longest tests (end-to-end jobs in subprocesses, the soak), so that the run
@@ -42,7 +41,7 @@ LONG_TESTS = (
     "tests/adapters/test_torch.py::test_ddp_",
     "tests/adapters/test_torchrun.py::",
     "tests/adapters/test_tf_resume.py::",
-    "tests/adapters/test_tf_agreed.py::",
+    "tests/adapters/test_tf_multi_worker.py::",
     "tests/reliability/test_fuzz.py::test_short_fuzz_run",
     "tests/reliability/test_soak.py::",
 )

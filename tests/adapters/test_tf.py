@@ -10,7 +10,7 @@ import tensorflow as tf
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
 from tests.adapters.data import write_files
-from tests.helpers import assert_elements_equal, free_ports
+from tests.helpers import assert_elements_equal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES = [50, 7, 23, 2, 31]  # uneven files, 113 records
@@ -161,45 +161,6 @@ def test_keras_fit_under_mirrored_strategy(tmp_path):
     assert result["agreed_fit_steps"] == [-(-max(map(len, kept)) // 8)] * 2
     assert result["finite"] and result["loss"][-1] < 0.5 * result["loss"][0]
     assert result["accuracy"][-1] > 0.85
-
-
-POLICIES = ["FILE", "AUTO"]
-
-
-@pytest.fixture(scope="module")
-def multi_worker_results(tmp_path_factory):
-    """One two-worker MultiWorkerMirroredStrategy job that runs every policy in turn (a new model and new pipelines
-    for each, on the same strategy): ``{policy: [worker 0's result, worker 1's]}``. Starting TensorFlow and the
-    cluster twice per policy cost more than the policies' own work."""
-    tmp_path = tmp_path_factory.mktemp("multiworker")
-    files = write_files(tmp_path, SIZES)
-    ports = ",".join(map(str, free_ports(2)))
-    outs = [tmp_path / f"worker{i}.json" for i in range(2)]
-    policies = ",".join(POLICIES)
-    jobs = [
-        run_job(["tests.adapters.jobs.multiworker", str(i), ports, policies, str(outs[i]), *files]) for i in range(2)
-    ]
-    for job in jobs:
-        finish(job, 240)
-    by_worker = [json.loads(o.read_text()) for o in outs]
-    return {policy: [worker[policy] for worker in by_worker] for policy in POLICIES}
-
-
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("policy", POLICIES)
-def test_keras_fit_under_multi_worker_mirrored_strategy_on_uneven_files(multi_worker_results, policy):
-    results = multi_worker_results[policy]
-    assert [r["replicas"] for r in results] == [2, 2]
-    # a finite dataset: TensorFlow's multi-worker partial-batch handling shows an unknown batch dimension; repeated
-    # (infinite), it has none, and the fixed size of equal_steps' batches shows
-    assert results[0]["batch_dims"] == {"finite": None, "repeat": 8}  # 16 over 2 replicas
-    assert sorted(results[0]["ids"] + results[1]["ids"]) == list(range(sum(SIZES)))  # every sample once
-    assert results[0]["steps"] == results[1]["steps"]  # equal steps: nobody waits at the end of an epoch
-    if policy == "FILE":  # whole files: 104 records against 9, so one worker pads most of its batches
-        assert results[0]["padded"] + results[1]["padded"] > 60
-    for r in results:
-        assert r["finite"] and r["loss"][-1] < 0.6 * r["loss"][0]
-    assert results[0]["loss"] == results[1]["loss"] and results[0]["weights"] == results[1]["weights"]
 
 
 class FakeClock:

@@ -4,8 +4,8 @@ trained on exactly once per epoch, and every worker of a world takes the same st
 tests/adapters/jobs/torchrun_resume.py.
 
 Two agents because torchrun's elasticity is in nodes: one agent always restarts ``--nproc-per-node`` workers, so a
-world shrinks in place only when a node leaves. The survivor runs m workers and the lost node 4 - m: a world of 4, then
-of m, under the survivor's agent (``--nnodes=1:2``, ``--max-restarts=1``)."""
+world shrinks in place only when a node leaves. The survivor runs 3 workers and the lost node 1: a world of 4, then of
+3, under the survivor's agent (``--nnodes=1:2``, ``--max-restarts=1``)."""
 
 import contextlib
 import json
@@ -111,8 +111,10 @@ def ceil_div(a, b):
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("survivors", [2, 3])
-def test_elastic_restart_on_fewer_workers_trains_every_sample_once_per_epoch(tmp_path, survivors):
+def test_elastic_restart_on_fewer_workers_trains_every_sample_once_per_epoch(tmp_path):
+    # a world of 4, then of 3: the shares of the resumed epoch and of every later one are uneven (the resharding
+    # itself is checked for every pair of counts in tests/distribute/test_elastic.py; this is torchrun's restart)
+    survivors = 3
     write_files(tmp_path, SIZES)
     records = sum(SIZES)
     port = free_ports(1)[0]

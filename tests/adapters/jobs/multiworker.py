@@ -1,11 +1,17 @@
-"""One worker of a MultiWorkerMirroredStrategy job fed by parafeed (run twice by tests/adapters/test_tf.py).
+"""One worker of the MultiWorkerMirroredStrategy job fed by parafeed (tests/adapters/test_tf_multi_worker.py starts
+two): one TensorFlow start and cluster for every check, which cost more than the checks' own training.
 
-Usage: python -m tests.adapters.jobs.multiworker INDEX PORTS POLICIES OUT.json FILE...
-POLICIES: distribute() policies separated by commas; the job runs the same checks and trains a new model for each in
-turn, under one strategy (starting TensorFlow and the cluster costs more than the training), and writes
-``{policy: result}``. Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585), so this uses
-tf_keras, the Keras 2 that ``tf.keras`` is with ``TF_USE_LEGACY_KERAS=1``: it needs ``steps_per_epoch`` and a
-repeated dataset.
+Usage: python -m tests.adapters.jobs.multiworker INDEX PORTS OUT.json FILE...
+
+Under one strategy, each part with a new model and new pipelines, it writes to OUT.json:
+- ``"uneven"``: for each policy of UNEVEN_POLICIES, uneven files made equal by ``equal_steps()`` (known counts) and a
+  Keras fit (:func:`run`);
+- ``"agreed"``: for each policy of tests/adapters/jobs/multiworker_agreed.py, replicas that agree on their steps at
+  run time after a filter;
+- ``"die"``: last, worker 1 exits with DIE_EXIT mid-epoch and worker 0 reports what stopped it.
+
+Keras 3 cannot fit under MultiWorkerMirroredStrategy (keras-team/keras#20585), so this uses tf_keras, the Keras 2 that
+``tf.keras`` is with ``TF_USE_LEGACY_KERAS=1``: it needs ``steps_per_epoch`` and a repeated dataset.
 """
 
 import json
@@ -15,16 +21,32 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
-def main(index: int, ports: str, policies: str, out: str, files: list[str]) -> None:
+UNEVEN_POLICIES = ("FILE", "AUTO")
+
+
+def main(index: int, ports: str, out: str, files: list[str]) -> None:
     workers = [f"127.0.0.1:{p}" for p in ports.split(",")]
     os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
     import tensorflow as tf
     import tf_keras as keras
 
+    from tests.adapters.jobs import multiworker_agreed as agreed
+
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    results = {policy: run(strategy, keras, index, policy, files) for policy in policies.split(",")}
-    with open(out, "w") as f:
-        json.dump(results, f)
+    results = {
+        "uneven": {policy: run(strategy, keras, index, policy, files) for policy in UNEVEN_POLICIES},
+        "agreed": {policy: agreed.run(strategy, keras, policy, files) for policy in agreed.POLICIES},
+    }
+    write_json(out, results)  # (worker 1 dies next)
+    results["die"] = agreed.die(strategy, keras, index, files)
+    write_json(out, results)
+    os._exit(0)  # (a vote left in flight on a daemon thread must not hold the exit)
+
+
+def write_json(path: str, data: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(data, f)
+    sys.stdout.flush()
 
 
 def run(strategy, keras, index: int, policy: str, files: list[str]) -> dict:
@@ -86,4 +108,4 @@ def run(strategy, keras, index: int, policy: str, files: list[str]) -> dict:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    main(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:])

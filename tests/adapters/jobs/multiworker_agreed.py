@@ -1,31 +1,27 @@
-"""One worker of a MultiWorkerMirroredStrategy job whose replicas agree on their steps at run time
-(tests/adapters/test_tf_agreed.py starts two per job).
-
-Usage: python -m tests.adapters.jobs.multiworker_agreed INDEX PORTS MODE OUT.json FILE...
+"""The parts of the MultiWorkerMirroredStrategy job (tests/adapters/jobs/multiworker.py) whose replicas agree on
+their steps at run time, and the part where a worker dies.
 
 One replica per worker (CPU). Each replica's pipeline filters after ``distribute()`` and keeps very different amounts
 on the two replicas, then ``equal_steps()`` without ``steps=``: the batch counts are not known before the epoch, so
 the workers vote every step whether each still has a batch (``pf.adapters.tf.worker_votes``: TensorFlow's collective
 ops, beside the strategy's own all-reduces of the training step).
 
-- ``MODE`` = ``train``: for each policy of POLICIES, two epochs of one distributed dataset in a custom loop
-  (``strategy.run`` of a small tf_keras model's train step, which returns the ids and weights the replica trained on),
-  then a ``model.fit`` of 2 epochs on a new, repeated one (tf_keras needs ``steps_per_epoch`` with a distributed
-  dataset), steps counted by a callback. Writes ``{policy: result}`` to OUT.json.
-- ``MODE`` = ``die``: worker 1 exits (``os._exit(3)``) after the first step of the second epoch; worker 0 writes the
-  error it got and how long after its last step it came (or ``"error": null`` if training went on) to OUT.json.
+- :func:`run`, for each policy of POLICIES: two epochs of one distributed dataset in a custom loop (``strategy.run`` of
+  a small tf_keras model's train step, which returns the ids and weights the replica trained on), then a
+  ``model.fit`` of 2 epochs on a new, repeated one (tf_keras needs ``steps_per_epoch`` with a distributed dataset),
+  steps counted by a callback;
+- :func:`die`: worker 1 exits (``os._exit(DIE_EXIT)``) after the first step of the second epoch; worker 0 returns the
+  error it got and how long after its last step it came (or ``"error": None`` if training went on).
 """
 
-import json
 import os
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 POLICIES = ("FILE", "RECORD")
 GLOBAL_BATCH = 8  # 4 per replica
-DIE_EXIT = 3  # worker 1's exit code in MODE=die
+DIE_EXIT = 3  # worker 1's exit code
 
 
 def keeps(replica_id: int, i: int) -> bool:
@@ -45,23 +41,6 @@ def make(files: list[str], policy: str, with_ids: bool = True):
         return ds.batch(batch_size).equal_steps()  # (..., weights): 0 on the rows of padding batches
 
     return pipeline
-
-
-def main(index: int, ports: str, mode: str, out: str, files: list[str]) -> None:
-    workers = [f"127.0.0.1:{p}" for p in ports.split(",")]
-    os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})
-    import tensorflow as tf
-    import tf_keras as keras
-
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    if mode == "die":
-        result = die(strategy, keras, index, files)
-    else:
-        result = {policy: run(strategy, keras, policy, files) for policy in POLICIES}
-    with open(out, "w") as f:
-        json.dump(result, f)
-    sys.stdout.flush()
-    os._exit(0)  # (a vote left in flight on a daemon thread must not hold the exit)
 
 
 def model_and_step(strategy, keras):
@@ -152,7 +131,3 @@ def die(strategy, keras, index: int, files: list[str]) -> dict:
         error = f"{type(err).__module__}.{type(err).__name__}: {err}"
         return {"error": error, "seconds": time.monotonic() - last, "steps": steps}
     return {"error": None, "seconds": time.monotonic() - last, "steps": steps}
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
