@@ -24,8 +24,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # prefix, and the `loadgroup` scheduler below applies them.
 XDIST_GROUPS = {
     "tests/ray/": "ray",  # one multi-node Ray cluster (tests/ray/conftest.py)
-    # the example starts a Ray of its own: after the cluster's tests (one Ray at a time on a 2-core machine)
-    "tests/test_examples.py::test_ray_offload": "ray",
     "tests/storage/": "storage",  # one S3 server (tests/storage/conftest.py)
     # one two-worker TensorFlow job runs every check of the file (tests/adapters/test_tf_multi_worker.py::job_results)
     "tests/adapters/test_tf_multi_worker.py::": "tf-multi-worker",

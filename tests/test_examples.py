@@ -97,12 +97,3 @@ def test_resume_elastic_example(tmp_path):
     assert "4 replicas killed after step 6" in out
     assert "epoch 0: records 300, trained 300, distinct 300" in out  # the resumed epoch, on 2 replicas
     assert "epoch 1: records 300, trained 300, distinct 300" in out  # the next one: whole again
-
-
-@pytest.mark.timeout(240)
-def test_ray_offload_trains_under_mirrored_strategy_fed_by_ray_input_workers(tmp_path):
-    out = run_example("ray_offload", tmp_path, 220)
-    assert re.search(r"Ray: 2 CPUs on 1 node\(s\)", out), out
-    assert "offloaded == on this host: True" in out
-    assert "MirroredStrategy: 2 replicas; 1 Ray input worker(s) per replica" in out
-    assert number_after("test accuracy:", out) > 0.8
