@@ -16,6 +16,7 @@ from parafeed.core.iterator import DatasetIterator
 from parafeed.core.options import Options, ThreadingOptions
 from parafeed.io import example_messages as train
 from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
+from parafeed.sources.parquet import ParquetDataset
 from parafeed.tensor_ops import image, ragged
 from parafeed.values.dtypes import (
     DType,
@@ -115,6 +116,7 @@ __all__ = [
     "DatasetIterator",
     "DatasetSpec",
     "FixedLengthRecordDataset",
+    "ParquetDataset",
     "RaggedTensor",
     "RaggedTensorSpec",
     "SparseTensor",

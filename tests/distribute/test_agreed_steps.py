@@ -8,7 +8,8 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
-from tests.adapters.test_tf import finish, free_ports, run_job
+from tests.adapters.test_tf import finish, run_job
+from tests.helpers import free_ports
 
 pytestmark = pytest.mark.timeout(300)
 

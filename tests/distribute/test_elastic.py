@@ -1,5 +1,6 @@
-"""Elastic resume for every split: stopped on 4 replicas at a random step, resumed on 2 and 3 from every replica's
-state; every sample exactly once in the resumed epoch and the two after it, equal steps, classes balanced.
+"""Elastic resume for every split, of TFRecord and of Parquet files: stopped on 4 replicas at a random step, resumed
+on 2 and 3 from every replica's state; every sample exactly once in the resumed epoch and the two after it, equal
+steps, classes balanced.
 
 Replicas run in one process, each on its own thread, and agree through ``replicas_in_process`` where a filter makes
 the counts unknown (the DDP form of the same agreement is tested in test_agreed_steps.py).
@@ -38,12 +39,31 @@ def files(tmp_path_factory):
     return paths
 
 
+@pytest.fixture(scope="module")
+def parquet_files(tmp_path_factory):
+    """The same records as ``files``, as rows of Parquet files (row groups of 8 rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path_factory.mktemp("elastic-parquet")
+    paths, starts = [], np.cumsum([0, *COUNTS])
+    for k, count in enumerate(COUNTS):
+        ids = np.arange(starts[k], starts[k] + count, dtype=np.int64)
+        path = str(folder / f"part-{k}.parquet")
+        pq.write_table(pa.table({"id": ids, "label": (ids * 7) % CLASSES}), path, row_group_size=8)
+        paths.append(path)
+    return paths
+
+
 def pipeline(files, n, r, split, after):
-    ds = pf.TFRecordDataset(files)
+    parquet = files[0].endswith(".parquet")
+    ds = pf.ParquetDataset(files) if parquet else pf.TFRecordDataset(files)
     if split == "RECORD":  # a seeded shuffle before the split: the global order is shuffled
         ds = ds.shuffle(40, seed=3)
     ds = ds.distribute(n, r, balance="labels", seed=1) if split == "labels" else ds.distribute(n, r, policy=split)
-    ds = ds.map(lambda x: pf.io.parse_single_example(x, SPEC)).map(lambda e: (e["id"], e["label"]))
+    if not parquet:
+        ds = ds.map(lambda x: pf.io.parse_single_example(x, SPEC))
+    ds = ds.map(lambda e: (e["id"], e["label"]))
     if after == "filter":
         ds = ds.filter(lambda i, label: i % 4 != 1)
     elif after == "shuffle":
@@ -101,9 +121,10 @@ def stop_on_four(make, stop):
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("after", ["nothing", "filter", "shuffle"])
 @pytest.mark.parametrize("split", ["DATA", "RECORD", "FILE", "labels"])
-def test_resume_on_two_and_three_replicas_exactly_once(files, split, after):
+@pytest.mark.parametrize("fmt", ["tfrecord", "parquet"])
+def test_resume_on_two_and_three_replicas_exactly_once(files, parquet_files, fmt, split, after):
     def make(n, r):
-        return pipeline(files, n, r, split, after)
+        return pipeline(files if fmt == "tfrecord" else parquet_files, n, r, split, after)
 
     full = len(epoch(make, 4, lambda r: iter(make(4, r)))[0])  # steps of a whole epoch on 4
     stop = int(np.random.default_rng([len(split), len(after)]).integers(1, full))  # a random step inside the epoch

@@ -44,7 +44,7 @@ from parafeed.core.options import AutoShardPolicy
 from parafeed.distribute.at_ids import IdsDataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.shuffle import ShuffleDataset
-from parafeed.sources.files import FileReaderDataset
+from parafeed.sources.files import FileReaderDataset, TFRecordDataset
 from parafeed.sources.memory import TensorSlicesDataset
 from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
 
@@ -259,8 +259,9 @@ def _split(
             return DistributedDataset(_shard_slices_by_labels(ds, sources[0], plan, label, label_fn, seed), plan)
         if reader is None or files is None or not reader.indexed:
             raise InvalidArgumentError(
-                "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices) or a TFRecordDataset over "
-                "a fixed list of uncompressed files (its records are read by position)"
+                "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices), or a TFRecordDataset "
+                "over a fixed list of uncompressed files or a ParquetDataset over a fixed list (records read by "
+                "position)"
             )
         return DistributedDataset(_shard_by_labels(ds, reader, files, plan, label, label_fn, seed), plan)
     if policy == "OFF":
@@ -324,7 +325,7 @@ def _shard_files(
 def _records_reader(reader: FileReaderDataset, files: list[str], counts: list[int] | None) -> Any:
     """ids -> a dataset of the records at those ids of ``files`` (in their listed order)."""
     if reader.indexed and counts is not None:
-        return lambda ids: RecordsAtDataset(files, counts, ids, reader.name, reader.storage_options)
+        return lambda ids: RecordsAtDataset(reader, files, counts, ids)
     listed = reader.with_parents(TensorSlicesDataset(np.array([os.fsencode(f) for f in files], dtype=object)))
     return lambda ids: IdsDataset(listed, ids)
 
@@ -425,14 +426,14 @@ def _shard_by_labels(
 ) -> Dataset:
     from parafeed.distribute.balance import deal
 
-    per_file = record_labels(files, label, label_fn, reader.storage_options)
+    per_file = record_labels(files, label, label_fn, reader=reader)
     labels = np.concatenate(per_file) if per_file else np.zeros(0, np.int64)
     shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]
     counts = [len(x) for x in per_file]
     plan.read, plan.id_labels, plan.seed = _records_reader(reader, files, counts), labels, seed
-    mine = RecordsAtDataset(files, counts, shares[plan.replica_id], reader.name, reader.storage_options)
+    mine = RecordsAtDataset(reader, files, counts, shares[plan.replica_id])
     share = shares[plan.replica_id]
     return graph.replace(ds, reader, ReplicaShardDataset(mine, plan, split=False, ids=lambda _: (share, share)))
 
@@ -479,31 +480,18 @@ def _slice_labels(source: TensorSlicesDataset, label: str | int, label_fn: Any) 
 
 
 def record_labels(
-    files: list[str], label: str = "label", label_fn: Any = None, storage_options: dict | None = None
-) -> list[np.ndarray]:
+    files: list[str], label: str = "label", label_fn: Any = None, storage_options: dict | None = None,
+    reader: FileReaderDataset | None = None,
+) -> list[np.ndarray]:  # fmt: skip
     """The label of every record of every file: from a ``parafeed convert`` manifest beside local files when there
-    is one, else ``label_fn(record)``, else the tf.Example feature ``label`` read from each record."""
+    is one, else ``label_fn(record)``, else ``reader``'s own labels (TFRecord files by default: the tf.Example
+    feature ``label``; Parquet files: the column ``label``)."""
     from parafeed.io.manifest import manifest_labels
 
     if label_fn is None:
         known = manifest_labels(files)
         if known is not None:
             return known
-    from parafeed.io import VarLenFeature, parse_example
-    from parafeed.io.tfrecord import TFRecordFileReader
-
-    out = []
-    for path in files:
-        records = list(TFRecordFileReader(path, storage_options=storage_options))
-        if label_fn is not None:
-            values = [label_fn(r) for r in records]
-        else:
-            parsed = parse_example(records, {label: VarLenFeature("int64")})[label] if records else None
-            if parsed is not None and len(parsed.values) != len(records):
-                raise InvalidArgumentError(
-                    f"distribute(balance='labels'): every record of {path} needs exactly one int64 {label!r} "
-                    "feature; pass `label=` (the feature's name) or `label_fn=`"
-                )
-            values = [] if parsed is None else parsed.values
-        out.append(np.asarray(values, dtype=np.int64))
-    return out
+    if reader is None:
+        reader = TFRecordDataset(files, storage_options=storage_options)
+    return [reader.labels_of(path, label, label_fn) for path in files]

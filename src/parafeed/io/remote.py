@@ -302,6 +302,10 @@ class RemoteFile:
     def readable(self) -> bool:
         return True
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         self._closed = True
         for future in self._blocks.values():

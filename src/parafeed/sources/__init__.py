@@ -1,4 +1,5 @@
-"""Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, text, CSV).
+"""Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, text, CSV,
+Parquet).
 
 Every source is a node of kind ``SOURCE`` (see :mod:`parafeed.core.graph`); file readers report their files and record
 counts through methods, so replica sharding can split them.
@@ -7,6 +8,7 @@ counts through methods, so replica sharding can split them.
 from parafeed.sources.files import CsvDataset, FileReaderDataset, TextLineDataset, TFRecordDataset, list_files
 from parafeed.sources.generator import GeneratorDataset
 from parafeed.sources.memory import ElementsDataset, RangeDataset, TensorsDataset, TensorSlicesDataset
+from parafeed.sources.parquet import ParquetDataset
 from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
 
 __all__ = [
@@ -14,6 +16,7 @@ __all__ = [
     "ElementsDataset",
     "FileReaderDataset",
     "GeneratorDataset",
+    "ParquetDataset",
     "RangeDataset",
     "RecordsAtDataset",
     "ShuffledShareDataset",

@@ -106,6 +106,22 @@ class FileReaderDataset(Dataset):
         """Whether records can be read by position (uncompressed TFRecord files, through their index)."""
         return False
 
+    def open_positions(self, files: list[str], counts: list[int]) -> Any:
+        """Random access to the records of ``files`` (holding ``counts`` records) by position in their
+        concatenation: an object with ``read(position)``, ``remote`` (whether reading ahead on I/O threads pays) and
+        ``close()``; only for an ``indexed`` reader."""
+        raise NotImplementedError(f"{self._step} reads its records in order only")
+
+    def labels_of(self, path: str, label: str, label_fn: Any) -> np.ndarray:
+        """The label of every record of one file, ``label_fn(record)`` (int64), for ``balance="labels"``."""
+        if label_fn is None:
+            raise InvalidArgumentError(f"distribute(balance='labels'): {self._step} records need `label_fn=`")
+        it = self._reader(path)
+        try:
+            return np.asarray([label_fn(r) for r in it], dtype=np.int64)
+        finally:
+            it.close()
+
     def _records(self) -> Dataset:
         """The records of every file in turn, or ``num_parallel_reads`` files interleaved."""
 
@@ -218,6 +234,27 @@ class TFRecordDataset(FileReaderDataset):
         from parafeed.io.index import record_offsets
 
         return len(record_offsets(path, self.storage_options))
+
+    def open_positions(self, files: list[str], counts: list[int]) -> Any:
+        from parafeed.io.index import RecordFiles
+
+        return RecordFiles(files, counts, self.storage_options)
+
+    def labels_of(self, path: str, label: str, label_fn: Any) -> np.ndarray:
+        """``label_fn(record)``, else the int64 tf.Example feature ``label`` of every record of one file."""
+        if label_fn is not None:
+            return super().labels_of(path, label, label_fn)
+        from parafeed.io import VarLenFeature, parse_example
+        from parafeed.io.tfrecord import TFRecordFileReader
+
+        records = list(TFRecordFileReader(path, storage_options=self.storage_options))
+        parsed = parse_example(records, {label: VarLenFeature("int64")})[label] if records else None
+        if parsed is not None and len(parsed.values) != len(records):
+            raise InvalidArgumentError(
+                f"distribute(balance='labels'): every record of {path} needs exactly one int64 {label!r} "
+                "feature; pass `label=` (the feature's name) or `label_fn=`"
+            )
+        return np.asarray([] if parsed is None else parsed.values, dtype=np.int64)
 
 
 class TextLineDataset(FileReaderDataset):

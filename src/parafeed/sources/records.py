@@ -1,4 +1,5 @@
-"""Sources that read chosen records of uncompressed TFRecord files by position, seeking with their index.
+"""Sources that read chosen records of a reader's files by position (``reader.open_positions``: uncompressed
+TFRecord files seek with their index, Parquet files with their row groups' row counts).
 
 * :class:`RecordsAtDataset`: the records at given positions of the files' concatenation (one replica's share of a
   label-balanced split).
@@ -22,33 +23,34 @@ from parafeed.core.dataset import Dataset
 from parafeed.core.graph import SOURCE
 from parafeed.core.iterator import DatasetIterator, Scope, build_in, current_scope
 from parafeed.errors import StateError
-from parafeed.values.structure import STRING, TensorSpec
 
 
 class _RecordsDataset(Dataset):
     kind = SOURCE
 
-    def __init__(self, files: list[str], counts: list[int], parents: tuple = (), name: str | None = None,
-                 storage_options: dict | None = None):  # fmt: skip
+    def __init__(self, reader: Any, files: list[str], counts: list[int], parents: tuple = (), name: str | None = None):
         super().__init__(parents, name=name)
+        self._reader = reader  # (not a parent: its open_positions and element spec)
         self._files = list(files)
         self._counts = list(counts)
-        self._storage_options = storage_options
 
     def _element_spec(self) -> Any:
-        return TensorSpec((), STRING)
+        return self._reader.element_spec
+
+    def _open(self) -> Any:
+        return self._reader.open_positions(self._files, self._counts)
 
 
 class RecordsAtDataset(_RecordsDataset):
-    """The records at ``positions`` of the concatenation of ``files`` (which hold ``counts`` records), in order."""
+    """The records of ``reader``'s files at ``positions`` of the concatenation of ``files`` (which hold ``counts``
+    records), in order."""
 
-    def __init__(self, files: list[str], counts: list[int], positions: Any, name: str | None = None,
-                 storage_options: dict | None = None):  # fmt: skip
-        super().__init__(files, counts, name=name, storage_options=storage_options)
+    def __init__(self, reader: Any, files: list[str], counts: list[int], positions: Any):
+        super().__init__(reader, files, counts, name=reader.name)
         self._positions = np.asarray(positions, dtype=np.int64)
 
     def _make_iterator(self) -> DatasetIterator:
-        return _PositionsIterator(self._files, self._counts, lambda: self._positions, self._storage_options)
+        return _PositionsIterator(self._open(), lambda: self._positions)
 
     def _cardinality(self) -> int:
         return len(self._positions)
@@ -59,7 +61,7 @@ class ShuffledShareDataset(_RecordsDataset):
     shuffle steps, innermost first). Its parent is the reader's dataset of file names."""
 
     def __init__(self, reader: Any, counts: list[int], shuffles: list, num_replicas: int, replica_id: int):
-        super().__init__(reader.file_list(), counts, reader.parents, reader.name, reader.storage_options)
+        super().__init__(reader, reader.file_list(), counts, reader.parents, reader.name)
         self._order_of = reader.record_order
         self._shuffles = list(shuffles)
         self._n, self._r = num_replicas, replica_id
@@ -77,7 +79,7 @@ class ShuffledShareDataset(_RecordsDataset):
 
     def _make_iterator(self) -> DatasetIterator:
         scope = current_scope()
-        return _PositionsIterator(self._files, self._counts, lambda: self.share(scope), self._storage_options)
+        return _PositionsIterator(self._open(), lambda: self.share(scope))
 
     def _cardinality(self) -> int:
         total = sum(self._counts)
@@ -98,12 +100,9 @@ class _PositionsIterator(DatasetIterator):
 
     AHEAD = 32
 
-    def __init__(self, files: list[str], counts: list[int], positions: Callable[[], np.ndarray],
-                 storage_options: dict | None = None):  # fmt: skip
+    def __init__(self, records: Any, positions: Callable[[], np.ndarray]):
         super().__init__()
-        from parafeed.io.index import RecordFiles
-
-        self._records = RecordFiles(files, counts, storage_options)
+        self._records = records  # (read(position), remote, close())
         self._positions_of = positions
         self._positions: np.ndarray | None = None
         self._index = 0
@@ -114,7 +113,7 @@ class _PositionsIterator(DatasetIterator):
             self._positions = self._positions_of()
         return self._positions
 
-    def __next__(self) -> bytes:
+    def __next__(self) -> Any:
         positions = self._todo()
         if self._index >= len(positions):
             raise StopIteration
