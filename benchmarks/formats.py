@@ -1,8 +1,13 @@
-"""Formats: TFRecord reading (1 KB and 100 KB records, CRC checked) and parse_example, parafeed vs tf.data.
+"""Formats: TFRecord reading (1 KB and 100 KB records, CRC checked) and parse_example, parafeed vs tf.data; Parquet
+rows, parafeed vs pyarrow's own reader.
 
 Same files, same process, interleaved runs; prints medians and ratios and writes them to docs/benchmarks.md.
 tf.data is measured in-graph at its best: records are batched (1,024) and counted by ``Dataset.reduce`` inside the
 graph, so no per-record Python crosses; parafeed is measured the way users consume it, a Python loop over records.
+
+Parquet: rows as Python dicts, parafeed's ``ParquetDataset`` (NumPy scalars, bytes, arrays: tf.data's types) against
+pyarrow's ``ParquetFile.iter_batches()`` with ``RecordBatch.to_pylist()`` (Python values), the conversion a user writes
+without parafeed, and the same batches converted to parafeed's types by hand.
 
 Usage: python benchmarks/formats.py [--runs 5] [--data bench-data]
 """
@@ -10,6 +15,7 @@ Usage: python benchmarks/formats.py [--runs 5] [--data bench-data]
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 
@@ -95,6 +101,67 @@ def parse_candidates(batches: list[list[bytes]]) -> dict:
     return out
 
 
+def make_parquet(path: str, rows: int) -> str:
+    """Rows of (id int64, x float32, label int64, text string of ~40 bytes, vector list<float32> of 8)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not os.path.exists(path):
+        rng = np.random.default_rng(0)
+        ids = np.arange(rows, dtype=np.int64)
+        table = pa.table({
+            "id": ids, "x": rng.normal(size=rows).astype(np.float32), "label": ids % 10,
+            "text": pa.array([f"caption number {i:010d} of the set" for i in range(rows)]),
+            "vector": pa.FixedSizeListArray.from_arrays(rng.normal(size=rows * 8).astype(np.float32), 8).cast(
+                pa.list_(pa.float32())),
+        })  # fmt: skip
+        pq.write_table(table, path + ".tmp", row_group_size=16_384)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def parquet_candidates(path: str) -> dict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def parafeed() -> int:
+        return sum(1 for _ in pf.ParquetDataset(path).as_numpy_iterator())
+
+    def parafeed_tensors() -> int:
+        return sum(1 for _ in pf.ParquetDataset(path))
+
+    def pyarrow_pylist() -> int:
+        n = 0
+        for batch in pq.ParquetFile(path).iter_batches(4096):
+            for _ in batch.to_pylist():
+                n += 1
+        return n
+
+    def pyarrow_same_types() -> int:  # numbers as NumPy scalars, strings as bytes, lists as arrays, by hand
+        n = 0
+        for batch in pq.ParquetFile(path).iter_batches(4096):
+            names = batch.schema.names
+            columns = []
+            for column in batch.columns:
+                if pa.types.is_string(column.type):
+                    columns.append(column.cast(pa.binary()).to_pylist())
+                elif pa.types.is_list(column.type):
+                    values, offsets = column.flatten().to_numpy(), column.offsets.to_numpy()
+                    columns.append([values[a:b] for a, b in itertools.pairwise(offsets.tolist())])
+                else:
+                    columns.append(column.to_numpy())
+            for _ in (dict(zip(names, row)) for row in zip(*columns)):
+                n += 1
+        return n
+
+    return {
+        "pyarrow iter_batches + to_pylist()": pyarrow_pylist,
+        "pyarrow iter_batches, same types by hand": pyarrow_same_types,
+        "parafeed ParquetDataset (as_numpy_iterator)": parafeed,
+        "parafeed ParquetDataset (for row in ds: Tensors)": parafeed_tensors,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
@@ -110,6 +177,13 @@ def main() -> None:
     rates = harness.run(tfrecord_candidates(big, unit_bytes=True), runs=args.runs)
     rates = {k: [v / 1e6 for v in vs] for k, vs in rates.items()}
     harness.report("tfrecord-100k", "TFRecord read, 100 KB records, CRC checked (400 MB)", rates, "MB/s")
+
+    table = make_parquet(os.path.join(args.data, "rows-200k.parquet"), 200_000)
+    rates = harness.run(parquet_candidates(table), runs=args.runs)
+    harness.report(
+        "parquet", "Parquet rows as Python dicts (200,000 rows: int64, float32, int64, 40-byte string, 8 float32s)",
+        rates, "rows/s", baseline="pyarrow iter_batches + to_pylist()",
+    )  # fmt: skip
 
     rng = np.random.default_rng(0)
     records = [

@@ -208,3 +208,21 @@ def test_worker_processes_read_the_same_rows(tmp_path):
     on_host = [tuple(x.tolist() for x in b) for b in ds.as_numpy_iterator()]
     offloaded = ds.offload(executor="process", workers=2)
     assert [tuple(x.tolist() for x in b) for b in offloaded.as_numpy_iterator()] == on_host
+
+
+def test_inspect_reports_rows_columns_labels_and_a_damaged_file(tmp_path, capsys):
+    from parafeed.tools.cli import main
+
+    path = str(tmp_path / "rows.parquet")
+    t = pa.table(
+        {"label": pa.array([0, 1, 1, 2, 1], pa.int64()), "tokens": pa.array([[1], [], [2, 3], [4], [5, 6, 7]])}
+    )
+    pq.write_table(t, path, row_group_size=2)
+    assert main(["inspect", "--json", path]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["records"] == 5 and report["labels"] == {"0": 1, "1": 3, "2": 1} and not report["errors"]
+    assert report["schema"]["tokens"]["min_values"] == 0 and report["schema"]["tokens"]["max_values"] == 3
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(open(path, "rb").read()[:-10])
+    assert main(["inspect", str(bad)]) == 1
+    assert "bad.parquet is not a readable Parquet file" in capsys.readouterr().out

@@ -16,6 +16,7 @@ position in a list of files (decoded row groups are kept, a few at a time), for 
 from __future__ import annotations
 
 import collections
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -174,13 +175,13 @@ def _list_reader(pa: Any, pc: Any, field: Any, default: Any, name: str) -> tuple
         flat = a.flatten()
         if not nested:
             values = values_of(flat, path, first)
-            rows: list[Any] = [values[s:e] for s, e in zip(splits[:-1].tolist(), splits[1:].tolist())]
+            rows: list[Any] = [values[s:e] for s, e in itertools.pairwise(splits.tolist())]
         else:
             inner_splits = _splits(pc, flat)
             values = values_of(flat.flatten(), path, first)
             rows = [
                 RaggedTensor(values[inner_splits[s] : inner_splits[e]], inner_splits[s : e + 1] - inner_splits[s])
-                for s, e in zip(splits[:-1].tolist(), splits[1:].tolist())
+                for s, e in itertools.pairwise(splits.tolist())
             ]
         if nulls is not None:
             for i in np.flatnonzero(nulls).tolist():
@@ -241,11 +242,11 @@ class Columns:
                     f"{STEP}: column {name!r} is {schema.field(name).type} in {path} but {t} in the first file"
                 )
 
-    def rows(self, batch: Any, path: str, first: int) -> Iterator[dict]:
+    def rows(self, batch: Any, path: str, first: int) -> list[dict]:
         """The rows of a record batch (whose first row is row ``first`` of the file) as dicts."""
         values = [convert(batch.column(k), path, first) for k, convert in enumerate(self.converters)]
         names = self.names
-        return (dict(zip(names, row)) for row in zip(*values))
+        return [dict(zip(names, row)) for row in zip(*values)]
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -262,52 +263,58 @@ class ParquetFileReader(DatasetIterator):
         meta = self._file.metadata
         self._group_rows = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
         self._firsts = np.cumsum([0, *self._group_rows]).tolist()
-        self._group, self._row = 0, 0  # the next row's position
-        self._rows: Iterator[dict] | None = None
+        self._group = 0  # the next row's position: row _base + _i of row group _group
+        self._base = 0
+        self._batches: Iterator[list[dict]] | None = None  # the current group's decoded batches, from the position
+        self._pending: list[dict] = []  # the current batch's rows (the first is row _base of the group)
+        self._i = 0
 
-    def _open_group(self, skip: int) -> None:
-        """Decode row group ``self._group`` from its row ``skip`` on, a batch at a time."""
-        path, group, columns = self._path, self._group, self._columns
-
-        def rows() -> Iterator[dict]:
-            first = self._firsts[group]
-            try:
-                batches = self._file.iter_batches(BATCH_ROWS, row_groups=[group], columns=columns.names)
-                for batch in batches:
-                    if skip >= first - self._firsts[group] + batch.num_rows:
-                        first += batch.num_rows
-                        continue
-                    start = max(0, skip - (first - self._firsts[group]))
-                    yield from columns.rows(batch.slice(start), path, first + start)
-                    first += batch.num_rows
-            except OSError as err:  # (pyarrow's ArrowInvalid / IOError on a damaged page)
-                raise DataLossError(f"{STEP}: {path}, row group {group}: {err}") from err
-
-        self._rows = rows()
+    def _group_batches(self, group: int, skip: int) -> Iterator[list[dict]]:
+        """The rows of row group ``group`` from its row ``skip`` on, a decoded batch at a time."""
+        path, columns = self._path, self._columns
+        first = self._firsts[group]  # the batch's first row in the file
+        try:
+            for batch in self._file.iter_batches(BATCH_ROWS, row_groups=[group], columns=columns.names):
+                start = max(0, skip - (first - self._firsts[group]))
+                if start < batch.num_rows:
+                    yield columns.rows(batch.slice(start), path, first + start)
+                first += batch.num_rows
+        except OSError as err:  # (pyarrow's ArrowInvalid / IOError on a damaged page)
+            raise DataLossError(f"{STEP}: {path}, row group {group}: {err}") from err
 
     def __next__(self) -> dict:
-        while True:
-            if self._group >= len(self._group_rows):
-                raise StopIteration
-            if self._rows is None:
-                self._open_group(self._row)
-            row = next(self._rows, None)  # type: ignore[arg-type]
-            if row is not None:
-                self._row += 1
-                return row
-            self._group, self._row, self._rows = self._group + 1, 0, None
+        i = self._i
+        try:
+            row = self._pending[i]
+        except IndexError:
+            return self._next_batch()
+        self._i = i + 1
+        return row
+
+    def _next_batch(self) -> dict:
+        while self._group < len(self._group_rows):
+            if self._batches is None:
+                self._batches = self._group_batches(self._group, self._base + self._i)
+            rows = next(self._batches, None)
+            if rows is None:
+                self._group, self._base, self._i, self._pending, self._batches = self._group + 1, 0, 0, [], None
+                continue
+            self._base, self._pending = self._base + self._i, rows
+            self._i = 1
+            return rows[0]
+        raise StopIteration
 
     def _get_state(self) -> dict:
-        return {"row_group": self._group, "row": self._row}
+        return {"row_group": self._group, "row": self._base + self._i}
 
     def _set_state(self, state: dict) -> None:
         group, row = int(state["row_group"]), int(state["row"])
         if group > len(self._group_rows) or (group < len(self._group_rows) and row > self._group_rows[group]):
             raise StateError(f"set_state(): {self._path} has no row {row} of row group {group}")
-        self._group, self._row, self._rows = group, row, None
+        self._group, self._base, self._batches, self._pending, self._i = group, row, None, [], 0
 
     def close(self) -> None:
-        self._rows = None
+        self._batches, self._pending = None, []
         self._file.close()
 
 

@@ -1,7 +1,9 @@
-"""``parafeed inspect``: what a set of TFRecord files holds, and whether every record is intact.
+"""``parafeed inspect``: what a set of TFRecord or Parquet files holds, and whether every record is intact.
 
-For each file: record count, bytes, CRC check of every record, the tf.train.Example schema inferred from the first
-records (feature -> list type and value counts), and the histogram of the label feature when there is one.
+For each TFRecord file: record count, bytes, CRC check of every record, the tf.train.Example schema inferred from the
+first records (feature -> list type and value counts), and the histogram of the label feature when there is one. For
+each Parquet file (``.parquet``): rows, bytes, every row group decoded, the columns (type, and value counts of list
+columns) and the histogram of the label column.
 """
 
 from __future__ import annotations
@@ -41,9 +43,12 @@ def inspect_file(
     from parafeed.io.streams import compression_type_of
     from parafeed.io.tfrecord import TFRecordFileReader
 
+    report = FileReport(path, bytes=size_of(path, "inspect", storage_options))
+    if path.endswith(".parquet"):
+        _inspect_parquet(report, label, storage_options)
+        return report
     if compression is None:
         compression = "GZIP" if path.endswith(".gz") else ""
-    report = FileReport(path, bytes=size_of(path, "inspect", storage_options))
     example = message_classes()["Example"]
     batch: list[bytes] = []
     reader = TFRecordFileReader(path, compression_type_of(compression), storage_options=storage_options)
@@ -64,6 +69,39 @@ def inspect_file(
             batch = []
     _count_labels(report, batch, label)
     return report
+
+
+def _inspect_parquet(report: FileReport, label: str, storage_options: dict | None) -> None:
+    """Every row group of a Parquet file decoded: rows, columns (list columns: their value counts), labels."""
+    from parafeed.io.parquet import open_parquet, pyarrow_modules
+
+    pa, pc, _ = pyarrow_modules()
+    try:
+        f = open_parquet(report.path, storage_options)
+    except DataLossError as err:
+        report.errors.append(str(err))
+        return
+    try:
+        for g in range(f.metadata.num_row_groups):
+            try:
+                table = f.read_row_group(g)
+            except (OSError, pa.ArrowException) as err:
+                report.errors.append(f"{report.path}, row group {g}: {err}")
+                continue
+            report.records += table.num_rows
+            for name, column in zip(table.column_names, table.columns):
+                n = pc.list_value_length(column) if pa.types.is_list(column.type) else None
+                low, high = (1, 1) if n is None else (pc.min(n).as_py() or 0, pc.max(n).as_py() or 0)
+                entry = report.schema.setdefault(name, {"kind": str(column.type), "min_values": low,
+                                                        "max_values": high, "records": 0})  # fmt: skip
+                entry["min_values"], entry["max_values"] = min(entry["min_values"], low), max(entry["max_values"], high)
+                entry["records"] += table.num_rows
+            if label in table.column_names:
+                column = table.column(label)
+                if pa.types.is_integer(column.type) or pa.types.is_string(column.type):
+                    report.labels.update(v for v in column.to_pylist() if v is not None)
+    finally:
+        f.close()
 
 
 def _add_schema(report: FileReport, example: Any, record: bytes) -> None:
@@ -101,7 +139,8 @@ def format_reports(reports: list[FileReport]) -> str:
     lines = []
     for r in reports:
         status = "OK" if not r.errors else f"{len(r.errors)} CORRUPT"
-        lines.append(f"{r.path}: {r.records} records, {r.bytes:,} bytes, CRC {status}")
+        check = "decoded" if r.path.endswith(".parquet") else "CRC"
+        lines.append(f"{r.path}: {r.records} records, {r.bytes:,} bytes, {check} {status}")
         for err in r.errors[:5]:
             lines.append(f"  ! {err}")
         for key, s in sorted(r.schema.items()):
