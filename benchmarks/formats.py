@@ -1,5 +1,5 @@
 """Formats: TFRecord reading (1 KB and 100 KB records, CRC checked) and parse_example, parafeed vs tf.data; Parquet
-rows, parafeed vs pyarrow's own reader.
+rows, parafeed vs pyarrow's own reader; WebDataset samples, parafeed vs the webdataset package.
 
 Same files, same process, interleaved runs; prints medians and ratios and writes them to docs/benchmarks.md.
 tf.data is measured in-graph at its best: records are batched (1,024) and counted by ``Dataset.reduce`` inside the
@@ -162,6 +162,38 @@ def parquet_candidates(path: str) -> dict:
     }
 
 
+def make_shards(folder: str, shards: int, samples: int) -> list[str]:
+    """WebDataset shards of samples (jpg: 10 KB of random bytes, cls), written by the webdataset package."""
+    import webdataset as wds
+
+    paths = [os.path.join(folder, f"wds-{k}.tar") for k in range(shards)]
+    rng = np.random.default_rng(0)
+    for k, path in enumerate(paths):
+        if not os.path.exists(path):
+            with wds.TarWriter(path + ".tmp") as writer:
+                for i in range(samples):
+                    writer.write({"__key__": f"s{k:02d}{i:06d}", "jpg": rng.bytes(10_000), "cls": str(i % 10).encode()})
+            os.replace(path + ".tmp", path)
+    return paths
+
+
+def webdataset_candidates(paths: list[str]) -> dict:
+    def parafeed() -> int:
+        return sum(1 for _ in pf.WebDataset(paths).as_numpy_iterator())
+
+    out = {"parafeed WebDataset (as_numpy_iterator)": parafeed}
+    try:
+        import webdataset as wds
+
+        def package() -> int:
+            return sum(1 for _ in wds.WebDataset(paths, shardshuffle=False))
+
+        out["webdataset package"] = package
+    except ImportError:
+        print("webdataset not installed: no baseline")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
@@ -183,6 +215,13 @@ def main() -> None:
     harness.report(
         "parquet", "Parquet rows as Python dicts (200,000 rows: int64, float32, int64, 40-byte string, 8 float32s)",
         rates, "rows/s", baseline="pyarrow iter_batches + to_pylist()",
+    )  # fmt: skip
+
+    shards = make_shards(args.data, 4, 5_000)
+    rates = harness.run(webdataset_candidates(shards), runs=args.runs)
+    harness.report(
+        "webdataset", "WebDataset samples (4 shards of 5,000 samples: 10 KB jpg + cls)", rates, "samples/s",
+        baseline="webdataset package",
     )  # fmt: skip
 
     rng = np.random.default_rng(0)

@@ -17,6 +17,7 @@ from parafeed.core.options import Options, ThreadingOptions
 from parafeed.io import example_messages as train
 from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 from parafeed.sources.parquet import ParquetDataset
+from parafeed.sources.webdataset import WebDataset
 from parafeed.tensor_ops import image, ragged
 from parafeed.values.dtypes import (
     DType,
@@ -129,6 +130,7 @@ __all__ = [
     "TensorSpec",
     "TextLineDataset",
     "ThreadingOptions",
+    "WebDataset",
     "adapters",
     "as_dtype",
     "bool",

@@ -1,4 +1,4 @@
-"""Elastic resume for every split, of TFRecord and of Parquet files: stopped on 4 replicas at a random step, resumed
+"""Elastic resume for every split, of TFRecord, Parquet and WebDataset files: stopped on 4 replicas at a random step, resumed
 on 2 and 3 from every replica's state; every sample exactly once in the resumed epoch and the two after it, equal
 steps, classes balanced.
 
@@ -55,15 +55,42 @@ def parquet_files(tmp_path_factory):
     return paths
 
 
-def pipeline(files, n, r, split, after):
-    parquet = files[0].endswith(".parquet")
-    ds = pf.ParquetDataset(files) if parquet else pf.TFRecordDataset(files)
+@pytest.fixture(scope="module")
+def tar_files(tmp_path_factory):
+    """The same records as ``files``, as samples of WebDataset shards (``id`` and ``label`` members, as text)."""
+    import webdataset as wds
+
+    folder = tmp_path_factory.mktemp("elastic-wds")
+    paths, i = [], 0
+    for k, count in enumerate(COUNTS):
+        path = str(folder / f"part-{k}.tar")
+        with wds.TarWriter(path) as writer:
+            for _ in range(count):
+                writer.write({"__key__": f"s{i:04d}", "id": str(i).encode(), "label": str((i * 7) % CLASSES).encode()})
+                i += 1
+        paths.append(path)
+    return paths
+
+
+def parse_example(record):
+    e = pf.io.parse_single_example(record, SPEC)
+    return e["id"], e["label"]
+
+
+READERS = {  # a format's reader, and its element as (id, label)
+    "tfrecord": (pf.TFRecordDataset, parse_example),
+    "parquet": (pf.ParquetDataset, lambda e: (e["id"], e["label"])),
+    "webdataset": (pf.WebDataset, lambda e: (np.int64(int(e["id"])), np.int64(int(e["label"])))),
+}
+
+
+def pipeline(files, n, r, split, after, fmt="tfrecord"):
+    reader, parse = READERS[fmt]
+    ds = reader(files)
     if split == "RECORD":  # a seeded shuffle before the split: the global order is shuffled
         ds = ds.shuffle(40, seed=3)
     ds = ds.distribute(n, r, balance="labels", seed=1) if split == "labels" else ds.distribute(n, r, policy=split)
-    if not parquet:
-        ds = ds.map(lambda x: pf.io.parse_single_example(x, SPEC))
-    ds = ds.map(lambda e: (e["id"], e["label"]))
+    ds = ds.map(parse)
     if after == "filter":
         ds = ds.filter(lambda i, label: i % 4 != 1)
     elif after == "shuffle":
@@ -121,10 +148,11 @@ def stop_on_four(make, stop):
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("after", ["nothing", "filter", "shuffle"])
 @pytest.mark.parametrize("split", ["DATA", "RECORD", "FILE", "labels"])
-@pytest.mark.parametrize("fmt", ["tfrecord", "parquet"])
-def test_resume_on_two_and_three_replicas_exactly_once(files, parquet_files, fmt, split, after):
+@pytest.mark.parametrize("fmt", list(READERS))
+def test_resume_on_two_and_three_replicas_exactly_once(files, parquet_files, tar_files, fmt, split, after):
     def make(n, r):
-        return pipeline(files if fmt == "tfrecord" else parquet_files, n, r, split, after)
+        paths = {"tfrecord": files, "parquet": parquet_files, "webdataset": tar_files}[fmt]
+        return pipeline(paths, n, r, split, after, fmt)
 
     full = len(epoch(make, 4, lambda r: iter(make(4, r)))[0])  # steps of a whole epoch on 4
     stop = int(np.random.default_rng([len(split), len(after)]).integers(1, full))  # a random step inside the epoch

@@ -1,7 +1,7 @@
 """ParquetDataset against pyarrow's own reader (generated tables: column types, row-group sizes, empty files, many
 small files), the guarantees of a file reader (exact shares, equal steps, label balance, resume from JSON) and its
 errors. Elastic resume of Parquet files is in tests/distribute/test_elastic.py, object storage in
-tests/storage/test_remote_parquet.py."""
+tests/storage/test_remote_formats.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, text, CSV,
-Parquet).
+Parquet, WebDataset tar shards).
 
 Every source is a node of kind ``SOURCE`` (see :mod:`parafeed.core.graph`); file readers report their files and record
 counts through methods, so replica sharding can split them.
@@ -10,6 +10,7 @@ from parafeed.sources.generator import GeneratorDataset
 from parafeed.sources.memory import ElementsDataset, RangeDataset, TensorsDataset, TensorSlicesDataset
 from parafeed.sources.parquet import ParquetDataset
 from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
+from parafeed.sources.webdataset import WebDataset
 
 __all__ = [
     "CsvDataset",
@@ -24,5 +25,6 @@ __all__ = [
     "TensorSlicesDataset",
     "TensorsDataset",
     "TextLineDataset",
+    "WebDataset",
     "list_files",
 ]

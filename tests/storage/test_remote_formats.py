@@ -1,6 +1,6 @@
-"""Parquet files on a real S3-compatible endpoint (moto's server on 127.0.0.1), read through parafeed's storage
-layer (read ahead, retried): through a proxy that injects every kind of fault, every row once and in order, in turn
-and by position (a split by row over replicas)."""
+"""Parquet files and WebDataset shards on a real S3-compatible endpoint (moto's server on 127.0.0.1), read through
+parafeed's storage layer (read ahead, retried): through a proxy that injects every kind of fault, every row or sample
+once and in order, in turn and by position (a split by record over replicas)."""
 
 from __future__ import annotations
 
@@ -63,3 +63,46 @@ def test_a_split_by_row_reads_each_replicas_rows_by_position(s3, tmp_path):
             assert vector.tolist() == [float(i)] * 8
             seen.append(int(i))
     assert sorted(seen) == list(range(sum(SIZES)))
+
+
+def upload_shards(s3, tmp_path):
+    """WebDataset shards of samples (cls, jpg of 3,000 bytes, id) uploaded to a new bucket; their URLs."""
+    import webdataset as wds
+
+    prefix, fs = upload(s3, tmp_path, {})
+    urls, i = [], 0
+    for k, n in enumerate([40, 15, 30]):
+        local = tmp_path / f"shard-{k}.tar"
+        with wds.TarWriter(str(local)) as writer:
+            for _ in range(n):
+                writer.write({"__key__": f"s{i:04d}", "cls": str(i % 3).encode(), "jpg": bytes([i % 256]) * 3000,
+                              "id": str(i).encode()})  # fmt: skip
+                i += 1
+        fs.put_file(str(local), f"{prefix[5:]}/shard-{k}.tar")
+        urls.append(f"{prefix}/shard-{k}.tar")
+    return urls
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_shards_read_through_every_fault_kind_every_sample_once_in_order(s3, tmp_path, fault, one_try):
+    urls = upload_shards(s3, tmp_path)
+    proxy = FaultProxy(s3.url, fault=fault, every=4, stall=1.5)
+    try:
+        opts = s3_options(proxy.url, **ONE_TRY)
+        samples = list(small_blocks(pf.WebDataset(urls, storage_options=opts), block=16 << 10).as_numpy_iterator())
+        assert [int(s["id"]) for s in samples] == list(range(85))
+        assert all(s["jpg"] == bytes([i % 256]) * 3000 for i, s in enumerate(samples))
+        assert proxy.faults >= 1
+    finally:
+        proxy.stop()
+
+
+def test_shards_split_by_sample_with_label_balance(s3, tmp_path):
+    urls = upload_shards(s3, tmp_path)
+    ds = pf.WebDataset(urls, keys=["cls", "id"], storage_options=s3_options(s3.url))
+    seen = []
+    for r in range(3):
+        share = [(int(s["id"]), int(s["cls"])) for s in ds.distribute(3, r, balance="labels", label="cls")]
+        assert all(label == i % 3 for i, label in share)
+        seen += [i for i, _ in share]
+    assert sorted(seen) == list(range(85))
