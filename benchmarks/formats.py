@@ -1,5 +1,7 @@
 """Formats: TFRecord reading (1 KB and 100 KB records, CRC checked) and parse_example, parafeed vs tf.data; Parquet
-rows, parafeed vs pyarrow's own reader; WebDataset samples, parafeed vs the webdataset package.
+rows, parafeed vs pyarrow's own reader; WebDataset samples, parafeed vs the webdataset package; ArrayRecord records in
+order and by position (a seeded global shuffle split by record), parafeed vs ``ArrayRecordReader`` and Grain's
+``ArrayRecordDataSource``.
 
 Same files, same process, interleaved runs; prints medians and ratios and writes them to docs/benchmarks.md.
 tf.data is measured in-graph at its best: records are batched (1,024) and counted by ``Dataset.reduce`` inside the
@@ -194,6 +196,65 @@ def webdataset_candidates(paths: list[str]) -> dict:
     return out
 
 
+def make_array_record(path: str, count: int) -> str:
+    """``count`` records of 1 KB random bytes, in groups of 64."""
+    from array_record.python.array_record_module import ArrayRecordWriter
+
+    if not os.path.exists(path):
+        rng = np.random.default_rng(0)
+        writer = ArrayRecordWriter(path + ".tmp", "group_size:64")
+        for _ in range(count):
+            writer.write(rng.bytes(1024))
+        writer.close()
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def array_record_candidates(path: str) -> tuple[dict, dict]:
+    """(in order, by position): the same records, counted."""
+    from array_record.python.array_record_module import ArrayRecordReader
+
+    count = ArrayRecordReader(path).num_records()
+    order = np.random.default_rng(1).permutation(count)
+
+    def parafeed() -> int:
+        return sum(1 for _ in pf.ArrayRecordDataset(path).as_numpy_iterator())
+
+    def read_all() -> int:
+        reader = ArrayRecordReader(path)
+        n = len(reader.read_all())
+        reader.close()
+        return n
+
+    def parafeed_positions() -> int:  # a seeded global shuffle, split by record: every record read by its index
+        ds = pf.ArrayRecordDataset(path).shuffle(count, seed=1).distribute(1, 0, policy="RECORD")
+        return sum(1 for _ in ds.as_numpy_iterator())
+
+    def reader_positions() -> int:
+        reader = ArrayRecordReader(path, "readahead_buffer_size:0")
+        n = sum(len(reader.read([int(i)])) for i in order)
+        reader.close()
+        return n
+
+    in_order = {"ArrayRecordReader.read_all()": read_all, "parafeed ArrayRecordDataset": parafeed}
+    positions = {
+        "ArrayRecordReader.read([i])": reader_positions,
+        "parafeed (shuffle, split by record)": parafeed_positions,
+    }
+    try:
+        import grain
+
+        source = grain.sources.ArrayRecordDataSource([path])
+
+        def grain_positions() -> int:
+            return sum(1 for i in order if source[int(i)] is not None)
+
+        positions["grain ArrayRecordDataSource"] = grain_positions
+    except (ImportError, AttributeError):
+        print("grain not installed: no ArrayRecordDataSource baseline")
+    return in_order, positions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
@@ -222,6 +283,21 @@ def main() -> None:
     harness.report(
         "webdataset", "WebDataset samples (4 shards of 5,000 samples: 10 KB jpg + cls)", rates, "samples/s",
         baseline="webdataset package",
+    )  # fmt: skip
+
+    in_order, positions = array_record_candidates(
+        make_array_record(os.path.join(args.data, "1k.array_record"), 100_000)
+    )
+    rates = harness.run(in_order, runs=args.runs)
+    harness.report(
+        "array-record", "ArrayRecord in order (100,000 records of 1 KB)", rates, "records/s",
+        baseline="ArrayRecordReader.read_all()",
+    )  # fmt: skip
+    rates = harness.run(positions, runs=args.runs)
+    harness.report(
+        "array-record-random", "ArrayRecord by position, a random order (100,000 records of 1 KB)", rates,
+        "records/s", baseline="grain ArrayRecordDataSource" if "grain ArrayRecordDataSource" in rates else
+        "ArrayRecordReader.read([i])",
     )  # fmt: skip
 
     rng = np.random.default_rng(0)

@@ -86,7 +86,8 @@ def main() -> None:
         ray.init(address=address, log_to_driver=False)
     else:  # a new local Ray with a CPU for every input worker
         ray.init(address="local", num_cpus=NUM_REPLICAS * args.workers, include_dashboard=False, log_to_driver=False)
-    print(f"Ray: {int(ray.cluster_resources()['CPU'])} CPUs on {len(ray.nodes())} node(s)")
+    alive = sum(1 for node in ray.nodes() if node["Alive"])  # (a cluster lists the nodes it lost too)
+    print(f"Ray: {int(ray.cluster_resources()['CPU'])} CPUs on {alive} node(s)")
     try:
         train(epochs, args.workers)
     finally:

@@ -15,7 +15,13 @@ from parafeed.core.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset
 from parafeed.core.iterator import DatasetIterator
 from parafeed.core.options import Options, ThreadingOptions
 from parafeed.io import example_messages as train
-from parafeed.sources.files import CsvDataset, FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
+from parafeed.sources.files import (
+    ArrayRecordDataset,
+    CsvDataset,
+    FixedLengthRecordDataset,
+    TextLineDataset,
+    TFRecordDataset,
+)
 from parafeed.sources.parquet import ParquetDataset
 from parafeed.sources.webdataset import WebDataset
 from parafeed.tensor_ops import image, ragged
@@ -112,6 +118,7 @@ __all__ = [
     "Options",
     "UNKNOWN",
     "UNKNOWN_CARDINALITY",
+    "ArrayRecordDataset",
     "CsvDataset",
     "Dataset",
     "DatasetIterator",

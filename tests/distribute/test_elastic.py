@@ -1,4 +1,4 @@
-"""Elastic resume for every split, of TFRecord, Parquet and WebDataset files: stopped on 4 replicas at a random step, resumed
+"""Elastic resume for every split, of TFRecord, ArrayRecord, Parquet and WebDataset files: stopped on 4 replicas at a random step, resumed
 on 2 and 3 from every replica's state; every sample exactly once in the resumed epoch and the two after it, equal
 steps, classes balanced.
 
@@ -77,8 +77,27 @@ def parse_example(record):
     return e["id"], e["label"]
 
 
+@pytest.fixture(scope="module")
+def array_record_files(tmp_path_factory):
+    """The same records as ``files`` (tf.train.Examples), in ArrayRecord files."""
+    from array_record.python.array_record_module import ArrayRecordWriter
+
+    folder = tmp_path_factory.mktemp("elastic-array-record")
+    paths, i = [], 0
+    for k, count in enumerate(COUNTS):
+        path = str(folder / f"part-{k}.array_record")
+        writer = ArrayRecordWriter(path, "group_size:4")
+        for _ in range(count):
+            writer.write(pf.io.serialize_example({"id": i, "label": (i * 7) % CLASSES}))
+            i += 1
+        writer.close()
+        paths.append(path)
+    return paths
+
+
 READERS = {  # a format's reader, and its element as (id, label)
     "tfrecord": (pf.TFRecordDataset, parse_example),
+    "array_record": (pf.ArrayRecordDataset, parse_example),
     "parquet": (pf.ParquetDataset, lambda e: (e["id"], e["label"])),
     "webdataset": (pf.WebDataset, lambda e: (np.int64(int(e["id"])), np.int64(int(e["label"])))),
 }
@@ -149,9 +168,16 @@ def stop_on_four(make, stop):
 @pytest.mark.parametrize("after", ["nothing", "filter", "shuffle"])
 @pytest.mark.parametrize("split", ["DATA", "RECORD", "FILE", "labels"])
 @pytest.mark.parametrize("fmt", list(READERS))
-def test_resume_on_two_and_three_replicas_exactly_once(files, parquet_files, tar_files, fmt, split, after):
+def test_resume_on_two_and_three_replicas_exactly_once(
+    files, parquet_files, tar_files, array_record_files, fmt, split, after
+):
     def make(n, r):
-        paths = {"tfrecord": files, "parquet": parquet_files, "webdataset": tar_files}[fmt]
+        paths = {
+            "tfrecord": files,
+            "parquet": parquet_files,
+            "webdataset": tar_files,
+            "array_record": array_record_files,
+        }[fmt]
         return pipeline(paths, n, r, split, after, fmt)
 
     full = len(epoch(make, 4, lambda r: iter(make(4, r)))[0])  # steps of a whole epoch on 4

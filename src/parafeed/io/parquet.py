@@ -25,7 +25,7 @@ import numpy as np
 
 from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import DataLossError, InvalidArgumentError, StateError
-from parafeed.io.storage import open_input
+from parafeed.io.storage import open_input, remote_settings
 from parafeed.values.ragged_spec import RaggedTensorSpec
 from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.structure import STRING, TensorSpec
@@ -48,11 +48,12 @@ def pyarrow_modules() -> tuple[Any, Any, Any]:
     return pa, pc, pq
 
 
-def open_parquet(path: str, storage_options: dict | None = None) -> Any:
+def open_parquet(path: str, storage_options: dict | None = None, current: Any = None) -> Any:
     """A ``pyarrow.parquet.ParquetFile`` over ``path`` (local, or a URL read through parafeed's storage layer: read
-    ahead and retried); a file that is not Parquet or is cut short raises DataLossError naming it."""
+    ahead and retried, with the remote settings ``current``, the building pipeline's by default); a file that is not
+    Parquet or is cut short raises DataLossError naming it."""
     pa, _, pq = pyarrow_modules()
-    f = open_input(path, STEP, storage_options)
+    f = open_input(path, STEP, storage_options, current)
     try:
         return pq.ParquetFile(f, pre_buffer=True)
     except (pa.ArrowInvalid, OSError) as err:
@@ -339,6 +340,7 @@ class ParquetRows:
         self.remote = False  # (a row group is decoded whole: reading ahead on I/O threads would decode it twice)
         self._columns = columns
         self._storage_options = storage_options
+        self._settings = remote_settings(self.paths)  # (files are opened later, as they are read)
         self._files: dict[int, tuple[Any, Columns, np.ndarray]] = {}
         self._groups: collections.OrderedDict[tuple[int, int], list[dict]] = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -346,7 +348,7 @@ class ParquetRows:
     def _file(self, k: int) -> tuple[Any, Columns, np.ndarray]:
         if k not in self._files:
             path = self.paths[k]
-            f = open_parquet(path, self._storage_options)
+            f = open_parquet(path, self._storage_options, self._settings)
             meta = f.metadata
             firsts = np.cumsum([0, *(meta.row_group(g).num_rows for g in range(meta.num_row_groups))])
             self._files[k] = (f, self._columns(f.schema_arrow, path), firsts)

@@ -124,6 +124,16 @@ def open_input(path: str, step: str, storage_options: dict | None = None, curren
     return open_remote(path, fs, inner, step, current)
 
 
+def remote_settings(paths: list[str]) -> Any:
+    """The building pipeline's remote settings when a path is a URL (for files opened later, while the run reads),
+    else None."""
+    if not any(is_url(p) for p in paths):
+        return None
+    from parafeed.io.remote import settings
+
+    return settings()
+
+
 def size_of(path: str, step: str, storage_options: dict | None = None) -> int:
     """The size in bytes of the file at ``path``."""
     if not is_url(path):

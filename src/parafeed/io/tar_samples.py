@@ -23,7 +23,7 @@ import numpy as np
 
 from parafeed.core.iterator import DatasetIterator
 from parafeed.errors import DataLossError, InvalidArgumentError, StateError
-from parafeed.io.storage import open_input
+from parafeed.io.storage import is_url, open_input, remote_settings
 
 STEP = "WebDataset"
 KEY = "__key__"
@@ -46,9 +46,9 @@ class Members:
     """The members of one tar file from a byte offset on: ``(header offset, key, extension, data)``; what webdataset
     skips is skipped. A file cut short or with a damaged header raises DataLossError naming it and the offset."""
 
-    def __init__(self, path: str, storage_options: dict | None = None):
+    def __init__(self, path: str, storage_options: dict | None = None, current: Any = None):
         self.path = path
-        self._file = open_input(path, STEP, storage_options)
+        self._file = open_input(path, STEP, storage_options, current)
         try:
             # (tarfile's reading position and member list are set directly: offset, firstmember, members)
             self._tar: Any = cast(Any, tarfile.open(fileobj=self._file, mode="r:"))  # noqa: SIM115 (closed in close())
@@ -227,9 +227,10 @@ class TarSamples:
                  storage_options: dict | None = None):  # fmt: skip
         self.paths = list(paths)
         self.starts = np.cumsum([0, *counts])
-        self.remote = any("://" in p for p in self.paths)
+        self.remote = any(is_url(p) for p in self.paths)
         self._extensions = extensions
         self._storage_options = storage_options
+        self._settings = remote_settings(self.paths)  # (files are opened later, as they are read)
         self._open: dict[int, tuple[Members, np.ndarray]] = {}
         self._lock = threading.Lock()
 
@@ -238,7 +239,8 @@ class TarSamples:
         path = self.paths[k]
         with self._lock:
             if k not in self._open:
-                self._open[k] = (Members(path, self._storage_options), sample_offsets(path, self._storage_options))
+                members = Members(path, self._storage_options, self._settings)
+                self._open[k] = (members, sample_offsets(path, self._storage_options))
             members, offsets = self._open[k]
             members.seek(int(offsets[position - int(self.starts[k])]))
             key, parts, _ = read_sample(members, None, path)

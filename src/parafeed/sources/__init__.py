@@ -1,11 +1,18 @@
-"""Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, text, CSV,
-Parquet, WebDataset tar shards).
+"""Where data comes from: in-memory tensors and ranges, Python generators, and files (TFRecord, ArrayRecord,
+text, CSV, Parquet, WebDataset tar shards).
 
 Every source is a node of kind ``SOURCE`` (see :mod:`parafeed.core.graph`); file readers report their files and record
 counts through methods, so replica sharding can split them.
 """
 
-from parafeed.sources.files import CsvDataset, FileReaderDataset, TextLineDataset, TFRecordDataset, list_files
+from parafeed.sources.files import (
+    ArrayRecordDataset,
+    CsvDataset,
+    FileReaderDataset,
+    TextLineDataset,
+    TFRecordDataset,
+    list_files,
+)
 from parafeed.sources.generator import GeneratorDataset
 from parafeed.sources.memory import ElementsDataset, RangeDataset, TensorsDataset, TensorSlicesDataset
 from parafeed.sources.parquet import ParquetDataset
@@ -13,6 +20,7 @@ from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
 from parafeed.sources.webdataset import WebDataset
 
 __all__ = [
+    "ArrayRecordDataset",
     "CsvDataset",
     "ElementsDataset",
     "FileReaderDataset",

@@ -1,5 +1,5 @@
-"""File sources: ``TFRecordDataset``, ``TextLineDataset``, ``CsvDataset``, ``FixedLengthRecordDataset`` and
-``Dataset.list_files``.
+"""File sources: ``TFRecordDataset``, ``ArrayRecordDataset``, ``TextLineDataset``, ``CsvDataset``,
+``FixedLengthRecordDataset`` and ``Dataset.list_files``.
 
 A reader is a source node whose parent is the dataset of file names it reads (a fixed list, a ``list_files`` result
 or any pipeline of names). It reports its files and their record counts through methods, so replica sharding can
@@ -242,19 +242,79 @@ class TFRecordDataset(FileReaderDataset):
 
     def labels_of(self, path: str, label: str, label_fn: Any) -> np.ndarray:
         """``label_fn(record)``, else the int64 tf.Example feature ``label`` of every record of one file."""
-        if label_fn is not None:
-            return super().labels_of(path, label, label_fn)
-        from parafeed.io import VarLenFeature, parse_example
-        from parafeed.io.tfrecord import TFRecordFileReader
+        return super().labels_of(path, label, label_fn) if label_fn is not None else example_labels(self, path, label)
 
-        records = list(TFRecordFileReader(path, storage_options=self.storage_options))
-        parsed = parse_example(records, {label: VarLenFeature("int64")})[label] if records else None
-        if parsed is not None and len(parsed.values) != len(records):
-            raise InvalidArgumentError(
-                f"distribute(balance='labels'): every record of {path} needs exactly one int64 {label!r} "
-                "feature; pass `label=` (the feature's name) or `label_fn=`"
-            )
-        return np.asarray([] if parsed is None else parsed.values, dtype=np.int64)
+
+def example_labels(reader: FileReaderDataset, path: str, label: str) -> np.ndarray:
+    """The int64 tf.Example feature ``label`` of every record of one file of ``reader``'s."""
+    from parafeed.io import VarLenFeature, parse_example
+
+    it = reader._reader(path)
+    try:
+        records = list(it)
+    finally:
+        it.close()
+    parsed = parse_example(records, {label: VarLenFeature("int64")})[label] if records else None
+    if parsed is not None and len(parsed.values) != len(records):
+        raise InvalidArgumentError(
+            f"distribute(balance='labels'): every record of {path} needs exactly one int64 {label!r} feature; pass "
+            "`label=` (the feature's name) or `label_fn=`"
+        )
+    return np.asarray([] if parsed is None else parsed.values, dtype=np.int64)
+
+
+class ArrayRecordDataset(FileReaderDataset):
+    """The records of ArrayRecord files (the ``array_record`` package's format, Grain's), as ``bytes``.
+
+    Records are read by index: splits by record, global shuffles and resume seek to exactly the records wanted,
+    without reading what comes before (docs/formats.md#arrayrecord).
+
+    Args:
+        filenames: a file name, a list of them, or a dataset of them.
+        num_parallel_reads: read that many files at once, interleaving their records one by one.
+        storage_options: for files named by URL, the fsspec filesystem's own options.
+
+    Example:
+        >>> ds = pf.ArrayRecordDataset(["train-00000-of-00008.array_record"]).map(parse)
+    """
+
+    _step = "ArrayRecordDataset"
+
+    def __init__(
+        self,
+        filenames: Any,
+        num_parallel_reads: int | None = None,
+        name: str | None = None,
+        *,
+        storage_options: dict | None = None,
+    ):
+        from parafeed.io.array_record import ArrayRecordFileReader, reader_class
+
+        reader_class()  # (says how to install array_record, now rather than at the first read)
+        self.storage_options = storage_options
+
+        def reader(path: str) -> DatasetIterator:
+            return ArrayRecordFileReader(path, storage_options)
+
+        super().__init__(filenames, reader, num_parallel_reads, name)
+
+    @property
+    def indexed(self) -> bool:
+        return True
+
+    def record_count(self, path: str) -> int:
+        from parafeed.io.array_record import record_count
+
+        return record_count(path, self.storage_options)
+
+    def open_positions(self, files: list[str], counts: list[int]) -> Any:
+        from parafeed.io.array_record import ArrayRecords
+
+        return ArrayRecords(files, counts, self.storage_options)
+
+    def labels_of(self, path: str, label: str, label_fn: Any) -> np.ndarray:
+        """``label_fn(record)``, else the int64 tf.Example feature ``label`` of every record of one file."""
+        return super().labels_of(path, label, label_fn) if label_fn is not None else example_labels(self, path, label)
 
 
 class TextLineDataset(FileReaderDataset):

@@ -96,7 +96,7 @@ def _all(it: DatasetIterator) -> list:
 class _PositionsIterator(DatasetIterator):
     """Reads the records at ``positions()`` (computed on first use, and again after a restore: they may depend on
     the run's iteration, which a restore sets). Records of remote files are requested ``AHEAD`` at a time on the
-    I/O threads, so their latency overlaps."""
+    I/O threads, so their latency overlaps; a reader with ``read_many(positions)`` is asked for ``AHEAD`` at once."""
 
     AHEAD = 32
 
@@ -107,6 +107,7 @@ class _PositionsIterator(DatasetIterator):
         self._positions: np.ndarray | None = None
         self._index = 0
         self._ahead: collections.deque[concurrent.futures.Future] = collections.deque()  # records _index, ...
+        self._read: collections.deque[Any] = collections.deque()  # records _index, ... read by read_many
 
     def _todo(self) -> np.ndarray:
         if self._positions is None:
@@ -117,7 +118,12 @@ class _PositionsIterator(DatasetIterator):
         positions = self._todo()
         if self._index >= len(positions):
             raise StopIteration
-        if not self._records.remote:
+        read_many = getattr(self._records, "read_many", None)
+        if read_many is not None:
+            if not self._read:
+                self._read.extend(read_many(positions[self._index : self._index + self.AHEAD].tolist()))
+            record = self._read.popleft()
+        elif not self._records.remote:
             record = self._records.read(int(positions[self._index]))
         else:
             from parafeed.io.remote import io_pool
@@ -132,6 +138,7 @@ class _PositionsIterator(DatasetIterator):
         for future in self._ahead:
             future.cancel()
         self._ahead.clear()
+        self._read.clear()
 
     def skip(self, n: int) -> int:
         done = max(0, min(n, len(self._todo()) - self._index))
