@@ -5,7 +5,9 @@ order and by position (a seeded global shuffle split by record), parafeed vs ``A
 
 Same files, same process, interleaved runs; prints medians and ratios and writes them to docs/benchmarks.md.
 tf.data is measured in-graph at its best: records are batched (1,024) and counted by ``Dataset.reduce`` inside the
-graph, so no per-record Python crosses; parafeed is measured the way users consume it, a Python loop over records.
+graph, so no per-record Python crosses; parafeed is measured the way users consume it, a Python loop over records
+(``for r in ds``: each a ScalarString, as TensorFlow's eager loop hands out tensors; and ``as_numpy_iterator()``:
+plain bytes).
 
 Parquet: rows as Python dicts, parafeed's ``ParquetDataset`` (NumPy scalars, bytes, arrays: tf.data's types) against
 pyarrow's ``ParquetFile.iter_batches()`` with ``RecordBatch.to_pylist()`` (Python values), the conversion a user writes
@@ -46,11 +48,17 @@ def tfrecord_candidates(path: str, unit_bytes: bool) -> dict:
 
     def parafeed() -> float:
         n = 0
-        for _ in pf.TFRecordDataset(path):
+        for _ in pf.TFRecordDataset(path):  # (each record a ScalarString, as TensorFlow's loop hands out tensors)
             n += 1
         return scale or n
 
-    out = {"parafeed": parafeed}
+    def parafeed_numpy() -> float:
+        n = 0
+        for _ in pf.TFRecordDataset(path).as_numpy_iterator():  # (plain bytes)
+            n += 1
+        return scale or n
+
+    out = {"parafeed": parafeed, "parafeed, as_numpy_iterator()": parafeed_numpy}
     try:
         import tensorflow as tf
 
