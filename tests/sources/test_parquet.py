@@ -137,6 +137,13 @@ def test_columns_picks_and_orders_and_nulls_take_defaults_or_fail_naming_file_ro
         list(pf.ParquetDataset(path, columns=["a"]))
     with pytest.raises(InvalidArgumentError, match=r"row 2: column 'b' is null"):
         list(pf.ParquetDataset(path, columns=["b"]))
+    items = str(tmp_path / "items.parquet")
+    lists = pa.array([[1], [2, None]], pa.list_(pa.int64()))
+    nested = pa.array([[[1]], [[2], [3, None]]], pa.list_(pa.list_(pa.int64())))
+    pq.write_table(pa.table({"l": lists, "n": nested}), items)
+    for column in ("l", "n"):
+        with pytest.raises(InvalidArgumentError, match=rf"items.parquet, row 1: column '{column}' holds a null item"):
+            list(pf.ParquetDataset(items, columns=[column], defaults={column: []}))
     with pytest.raises(InvalidArgumentError, match=r"has no column\(s\) \['zz'\]"):
         _ = pf.ParquetDataset(path, columns=["zz"]).element_spec
     with pytest.raises(InvalidArgumentError, match=r"`defaults` names column\(s\) \['b'\]"):

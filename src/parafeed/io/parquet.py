@@ -71,8 +71,8 @@ def _null_error(path: str, row: int, column: str) -> InvalidArgumentError:
     )
 
 
-def _scalar_dtype(pa: Any, t: Any) -> np.dtype | None:
-    """The NumPy dtype of a column of scalars of type ``t`` (None: strings and binary, given as bytes)."""
+def _scalar_dtype(pa: Any, t: Any) -> np.dtype:
+    """The NumPy dtype of a column of numbers, booleans or times (their stored integers) of type ``t``."""
     if pa.types.is_timestamp(t) or pa.types.is_duration(t) or pa.types.is_time64(t) or pa.types.is_date64(t):
         return np.dtype(np.int64)
     if pa.types.is_date32(t) or pa.types.is_time32(t):
@@ -174,11 +174,13 @@ def _list_reader(pa: Any, pc: Any, field: Any, default: Any, name: str) -> tuple
             raise _null_error(path, first + int(np.argmax(nulls)), name)
         splits = _splits(pc, a)
         flat = a.flatten()
+        _no_null_items(pc, flat, splits, path, first, name)
         if not nested:
             values = values_of(flat, path, first)
             rows: list[Any] = [values[s:e] for s, e in itertools.pairwise(splits.tolist())]
         else:
             inner_splits = _splits(pc, flat)
+            _no_null_items(pc, flat.flatten(), inner_splits[splits], path, first, name)
             values = values_of(flat.flatten(), path, first)
             rows = [
                 RaggedTensor(values[inner_splits[s] : inner_splits[e]], inner_splits[s : e + 1] - inner_splits[s])
@@ -192,6 +194,17 @@ def _list_reader(pa: Any, pc: Any, field: Any, default: Any, name: str) -> tuple
     if nested:
         return RaggedTensorSpec((None, None), dtype, ragged_rank=1), lists
     return TensorSpec((size,), dtype), lists
+
+
+def _no_null_items(pc: Any, items: Any, splits: np.ndarray, path: str, first: int, name: str) -> None:
+    """A null among the items of the rows' lists (row ``r``'s are ``items[splits[r]:splits[r + 1]]``) is an error
+    naming its row."""
+    if items.null_count:
+        row = int(np.searchsorted(splits, _first_null(pc, items), side="right")) - 1
+        raise InvalidArgumentError(
+            f"{STEP}: {path}, row {first + row}: column {name!r} holds a null item in its list; fill it when writing "
+            "the file (defaults= replaces a null list, not a null in one)"
+        )
 
 
 def _default_list(default: Any, dtype: Any, nested: bool, name: str) -> Any:
