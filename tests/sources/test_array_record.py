@@ -98,3 +98,20 @@ def test_damaged_files_name_the_file_and_the_records(tmp_path):
         list(pf.ArrayRecordDataset(str(text)))
     with pytest.raises(pf.errors.NotFoundError):
         list(pf.ArrayRecordDataset(str(tmp_path / "missing.array_record")))
+
+
+def test_ignore_errors_passes_a_damaged_chunk_and_inspect_reports_it(tmp_path, capsys):
+    from parafeed.tools.cli import main
+
+    (path,) = write(tmp_path, [600], group_size=10, record=lambda i: pf.io.serialize_example({"label": i % 3}))
+    assert main(["inspect", "--json", path]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["records"] == 600 and report["labels"] == {"0": 200, "1": 200, "2": 200}
+    data = open(path, "rb").read()
+    damaged = tmp_path / "damaged.array_record"
+    damaged.write_bytes(data[:300] + bytes(64) + data[364:])  # the first chunk's data
+    ds = pf.ArrayRecordDataset(str(damaged)).ignore_errors()
+    kept = list(ds.as_numpy_iterator())  # (ends: the damaged run of records is passed, not read again)
+    assert 0 < len(kept) < 600 and ds.ignored.count >= 1
+    assert main(["inspect", str(damaged)]) == 1
+    assert "cannot be read" in capsys.readouterr().out

@@ -159,3 +159,13 @@ def test_three_replicas_every_sample_once_equal_steps_labels_balanced(tmp_path, 
     if policy == "labels":
         per = [np.bincount([int(y) for _, ys, w in s for y, keep in zip(ys, w) if keep], minlength=3) for s in shares]
         assert (np.max(per, axis=0) - np.min(per, axis=0)).max() <= 1
+
+
+def test_ignore_errors_ends_a_damaged_shard_and_goes_on_to_the_next(tmp_path):
+    first, second = write_shards(tmp_path, [6, 4], ("cls", "jpg"), data_size=lambda i: 3000)
+    cut = tmp_path / "cut.tar"
+    cut.write_bytes(open(first, "rb").read()[:20000])  # in a member of a later sample
+    ds = pf.WebDataset([str(cut), second], keys=["cls", "jpg", "id"]).ignore_errors()
+    keys = [e["__key__"][-6:] for e in ds.as_numpy_iterator()]
+    assert keys[0] == b"s00000" and keys[-4:] == [b"s00006", b"s00007", b"s00008", b"s00009"] and len(keys) < 10
+    assert ds.ignored.count == 1

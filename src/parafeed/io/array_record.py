@@ -120,8 +120,13 @@ class ArrayRecordFileReader(DatasetIterator):
         if not 0 <= i < len(self._chunk):
             if self._index >= self._file.count:
                 raise StopIteration
+            end = min(self._index + CHUNK, self._file.count)
+            try:
+                self._chunk = self._file.read(self._index, end)
+            except DataLossError:
+                self._chunk, self._index = [], end  # (what cannot be read is passed: ignore_errors() goes on)
+                raise
             self._first, i = self._index, 0
-            self._chunk = self._file.read(self._index, min(self._index + CHUNK, self._file.count))
         self._index += 1
         return self._chunk[i]
 

@@ -173,9 +173,16 @@ class ShardReader(DatasetIterator):
         self._extensions = extensions
         self._ahead: tuple | None = None  # the next sample's first member, read with the last sample
         self._offset = 0
+        self._damaged = False
 
     def __next__(self) -> dict[str, bytes]:
-        key, parts, self._ahead = read_sample(self._members, self._ahead, self._path)
+        if self._damaged:  # (nothing after damage in a tar can be trusted: the shard ends there)
+            raise StopIteration
+        try:
+            key, parts, self._ahead = read_sample(self._members, self._ahead, self._path)
+        except DataLossError:
+            self._damaged = True
+            raise
         self._offset = self._ahead[0] if self._ahead is not None else self._members.end
         return self._extensions.element(self._path, key, parts)
 
@@ -186,7 +193,7 @@ class ShardReader(DatasetIterator):
         offset = int(state["offset"])
         if not 0 <= offset <= self._members.size:
             raise StateError(f"set_state(): byte offset {offset} is outside {self._path} ({self._members.size} bytes)")
-        self._ahead, self._offset = None, offset
+        self._ahead, self._offset, self._damaged = None, offset, False
         self._members.seek(offset)
 
     def close(self) -> None:

@@ -1,9 +1,11 @@
-"""``parafeed inspect``: what a set of TFRecord or Parquet files holds, and whether every record is intact.
+"""``parafeed inspect``: what a set of TFRecord, ArrayRecord or Parquet files holds, and whether every record is
+intact.
 
-For each TFRecord file: record count, bytes, CRC check of every record, the tf.train.Example schema inferred from the
-first records (feature -> list type and value counts), and the histogram of the label feature when there is one. For
-each Parquet file (``.parquet``): rows, bytes, every row group decoded, the columns (type, and value counts of list
-columns) and the histogram of the label column.
+For each TFRecord or ArrayRecord (``.array_record``) file: record count, bytes, every record checked (TFRecord's
+CRCs, ArrayRecord's chunk hashes), the tf.train.Example schema inferred from the first records (feature -> list type
+and value counts), and the histogram of the label feature when there is one. For each Parquet file (``.parquet``):
+rows, bytes, every row group decoded, the columns (type, and value counts of list columns) and the histogram of the
+label column.
 """
 
 from __future__ import annotations
@@ -51,7 +53,16 @@ def inspect_file(
         compression = "GZIP" if path.endswith(".gz") else ""
     example = message_classes()["Example"]
     batch: list[bytes] = []
-    reader = TFRecordFileReader(path, compression_type_of(compression), storage_options=storage_options)
+    if path.endswith(".array_record"):  # (records as TFRecord's: tf.train.Examples, usually)
+        from parafeed.io.array_record import ArrayRecordFileReader
+
+        try:
+            reader: Any = ArrayRecordFileReader(path, storage_options)
+        except DataLossError as err:
+            report.errors.append(str(err))
+            return report
+    else:
+        reader = TFRecordFileReader(path, compression_type_of(compression), storage_options=storage_options)
     while True:
         try:
             record = next(reader)
@@ -139,7 +150,7 @@ def format_reports(reports: list[FileReport]) -> str:
     lines = []
     for r in reports:
         status = "OK" if not r.errors else f"{len(r.errors)} CORRUPT"
-        check = "decoded" if r.path.endswith(".parquet") else "CRC"
+        check = "decoded" if r.path.endswith((".parquet", ".array_record")) else "CRC"
         lines.append(f"{r.path}: {r.records} records, {r.bytes:,} bytes, {check} {status}")
         for err in r.errors[:5]:
             lines.append(f"  ! {err}")
