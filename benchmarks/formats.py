@@ -9,11 +9,14 @@ graph, so no per-record Python crosses; parafeed is measured the way users consu
 (``for r in ds``: each a ScalarString, as TensorFlow's eager loop hands out tensors; and ``as_numpy_iterator()``:
 plain bytes).
 
+Hugging Face: the same rows as a ``datasets.Dataset`` and a stream of it, parafeed's ``from_huggingface`` against
+iterating the dataset itself (Python values, and its NumPy format).
+
 Parquet: rows as Python dicts, parafeed's ``ParquetDataset`` (NumPy scalars, bytes, arrays: tf.data's types) against
 pyarrow's ``ParquetFile.iter_batches()`` with ``RecordBatch.to_pylist()`` (Python values), the conversion a user writes
 without parafeed, and the same batches converted to parafeed's types by hand.
 
-Usage: python benchmarks/formats.py [--runs 5] [--data bench-data]
+Usage: python benchmarks/formats.py [--runs 5] [--data bench-data] [--only parquet,huggingface]
 """
 
 from __future__ import annotations
@@ -172,6 +175,38 @@ def parquet_candidates(path: str) -> dict:
     }
 
 
+def huggingface_candidates(path: str) -> dict:
+    """The Parquet table as a Hugging Face ``datasets.Dataset`` (in memory) and as a stream of it."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    hf = datasets.Dataset(pq.read_table(path))
+    stream = hf.to_iterable_dataset(num_shards=4)
+
+    def own_rows() -> int:  # Python values
+        return sum(1 for _ in hf)
+
+    def own_numpy() -> int:  # NumPy values, the format closest to tf.data's types
+        return sum(1 for _ in hf.with_format("numpy"))
+
+    def own_stream() -> int:
+        return sum(1 for _ in stream)
+
+    def parafeed() -> int:
+        return sum(1 for _ in pf.Dataset.from_huggingface(hf).as_numpy_iterator())
+
+    def parafeed_stream() -> int:
+        return sum(1 for _ in pf.Dataset.from_huggingface(stream).as_numpy_iterator())
+
+    return {
+        "datasets: for row in Dataset": own_rows,
+        "datasets: Dataset.with_format('numpy')": own_numpy,
+        "datasets: for row in IterableDataset": own_stream,
+        "parafeed from_huggingface(Dataset)": parafeed,
+        "parafeed from_huggingface(IterableDataset)": parafeed_stream,
+    }
+
+
 def make_shards(folder: str, shards: int, samples: int) -> list[str]:
     """WebDataset shards of samples (jpg: 10 KB of random bytes, cls), written by the webdataset package."""
     import webdataset as wds
@@ -267,8 +302,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data", default="bench-data")
+    parser.add_argument("--only", help="run only these sections, comma-separated (e.g. parquet,huggingface)")
     args = parser.parse_args()
     os.makedirs(args.data, exist_ok=True)
+    sections = [
+        tfrecord_section, parquet_section, huggingface_section, webdataset_section, array_record_section,
+        parse_section,
+    ]  # fmt: skip
+    for section in sections:
+        if not args.only or section.__name__.removesuffix("_section").replace("_", "-") in args.only.split(","):
+            section(args)
+
+
+def tfrecord_section(args: argparse.Namespace) -> None:
 
     small = make_file(os.path.join(args.data, "records-1k.tfrecord"), 1024, 200_000)
     rates = harness.run(tfrecord_candidates(small, unit_bytes=False), runs=args.runs)
@@ -279,6 +325,8 @@ def main() -> None:
     rates = {k: [v / 1e6 for v in vs] for k, vs in rates.items()}
     harness.report("tfrecord-100k", "TFRecord read, 100 KB records, CRC checked (400 MB)", rates, "MB/s")
 
+
+def parquet_section(args: argparse.Namespace) -> None:
     table = make_parquet(os.path.join(args.data, "rows-200k.parquet"), 200_000)
     rates = harness.run(parquet_candidates(table), runs=args.runs)
     harness.report(
@@ -286,6 +334,17 @@ def main() -> None:
         rates, "rows/s", baseline="pyarrow iter_batches + to_pylist()",
     )  # fmt: skip
 
+
+def huggingface_section(args: argparse.Namespace) -> None:
+    table = make_parquet(os.path.join(args.data, "rows-200k.parquet"), 200_000)
+    rates = harness.run(huggingface_candidates(table), runs=args.runs)
+    harness.report(
+        "huggingface", "Hugging Face datasets rows as dicts (the Parquet rows above, in memory; a stream of 4 shards)",
+        rates, "rows/s", baseline="datasets: for row in Dataset",
+    )  # fmt: skip
+
+
+def webdataset_section(args: argparse.Namespace) -> None:
     shards = make_shards(args.data, 4, 5_000)
     rates = harness.run(webdataset_candidates(shards), runs=args.runs)
     harness.report(
@@ -293,6 +352,8 @@ def main() -> None:
         baseline="webdataset package",
     )  # fmt: skip
 
+
+def array_record_section(args: argparse.Namespace) -> None:
     in_order, positions = array_record_candidates(
         make_array_record(os.path.join(args.data, "1k.array_record"), 100_000)
     )
@@ -308,6 +369,8 @@ def main() -> None:
         "ArrayRecordReader.read([i])",
     )  # fmt: skip
 
+
+def parse_section(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(0)
     records = [
         pf.io.serialize_example(

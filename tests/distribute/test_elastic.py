@@ -1,6 +1,6 @@
-"""Elastic resume for every split, of TFRecord, ArrayRecord, Parquet and WebDataset files: stopped on 4 replicas at a random step, resumed
-on 2 and 3 from every replica's state; every sample exactly once in the resumed epoch and the two after it, equal
-steps, classes balanced.
+"""Elastic resume for every split, of TFRecord, ArrayRecord, Parquet and WebDataset files and a Hugging Face dataset:
+stopped on 4 replicas at a random step, resumed on 2 and 3 from every replica's state; every sample exactly once in the
+resumed epoch and the two after it, equal steps, classes balanced.
 
 Replicas run in one process, each on its own thread, and agree through ``replicas_in_process`` where a filter makes
 the counts unknown (the DDP form of the same agreement is tested in test_agreed_steps.py).
@@ -95,12 +95,24 @@ def array_record_files(tmp_path_factory):
     return paths
 
 
+@pytest.fixture(scope="module")
+def hf_dataset():
+    """The same records as ``files``, as a Hugging Face ``datasets.Dataset`` (columns ``id`` and ``label``)."""
+    import datasets
+
+    ids = np.arange(TOTAL, dtype=np.int64)
+    return datasets.Dataset.from_dict({"id": ids, "label": (ids * 7) % CLASSES})
+
+
 READERS = {  # a format's reader, and its element as (id, label)
     "tfrecord": (pf.TFRecordDataset, parse_example),
     "array_record": (pf.ArrayRecordDataset, parse_example),
     "parquet": (pf.ParquetDataset, lambda e: (e["id"], e["label"])),
     "webdataset": (pf.WebDataset, lambda e: (np.int64(int(e["id"])), np.int64(int(e["label"])))),
+    "huggingface": (pf.Dataset.from_huggingface, lambda e: (e["id"], e["label"])),
 }
+SPLITS = ["DATA", "RECORD", "FILE", "labels"]
+CASES = [(fmt, split) for fmt in READERS for split in SPLITS if fmt != "huggingface" or split in ("DATA", "labels")]
 
 
 def pipeline(files, n, r, split, after, fmt="tfrecord"):
@@ -166,10 +178,9 @@ def stop_on_four(make, stop):
 
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("after", ["nothing", "filter", "shuffle"])
-@pytest.mark.parametrize("split", ["DATA", "RECORD", "FILE", "labels"])
-@pytest.mark.parametrize("fmt", list(READERS))
+@pytest.mark.parametrize(("fmt", "split"), CASES)  # (a Hugging Face dataset has no files to split by FILE or RECORD)
 def test_resume_on_two_and_three_replicas_exactly_once(
-    files, parquet_files, tar_files, array_record_files, fmt, split, after
+    files, parquet_files, tar_files, array_record_files, hf_dataset, fmt, split, after
 ):
     def make(n, r):
         paths = {
@@ -177,6 +188,7 @@ def test_resume_on_two_and_three_replicas_exactly_once(
             "parquet": parquet_files,
             "webdataset": tar_files,
             "array_record": array_record_files,
+            "huggingface": hf_dataset,
         }[fmt]
         return pipeline(paths, n, r, split, after, fmt)
 

@@ -1,5 +1,6 @@
 """Where pipelines start: the ``Dataset`` constructors (``from_tensor_slices``, ``range``, ``from_generator``,
-``list_files``, ``zip``, ``counter``, ``random``, ``sample_from_datasets``, ``choose_from_datasets``, ``load``).
+``from_huggingface``, ``list_files``, ``zip``, ``counter``, ``random``, ``sample_from_datasets``,
+``choose_from_datasets``, ``load``).
 
 They are static methods of :class:`parafeed.core.dataset.Dataset`, which inherits them from
 :class:`DatasetSources`; each builds a node of :mod:`parafeed.sources` (or :mod:`parafeed.ops`), imported when first
@@ -62,6 +63,22 @@ class DatasetSources:
         from parafeed.sources.generator import GeneratorDataset
 
         return GeneratorDataset(generator, output_types, output_shapes, args, output_signature, name=name)
+
+    @staticmethod
+    def from_huggingface(
+        dataset: Any, columns: list[str] | None = None, defaults: dict[str, Any] | None = None, name: str | None = None
+    ) -> Dataset:
+        """The rows of a Hugging Face ``datasets.Dataset`` (read by position) or streaming ``IterableDataset``: one
+        dict of column -> value per row, with tf.data's types (docs/formats.md#hugging-face-datasets). A null is an
+        error naming the row and column, unless ``defaults`` gives the column's value for it.
+
+        Example:
+            >>> hf = datasets.load_dataset("imdb", split="train")
+            >>> ds = pf.Dataset.from_huggingface(hf, columns=["text", "label"]).distribute(balance="labels")
+        """
+        from parafeed.sources.huggingface import from_huggingface
+
+        return from_huggingface(dataset, columns, defaults, name)
 
     @staticmethod
     def list_files(

@@ -45,6 +45,7 @@ from parafeed.distribute.at_ids import IdsDataset
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.shuffle import ShuffleDataset
 from parafeed.sources.files import FileReaderDataset, TFRecordDataset
+from parafeed.sources.huggingface import HuggingFaceDataset
 from parafeed.sources.memory import TensorSlicesDataset
 from parafeed.sources.records import RecordsAtDataset, ShuffledShareDataset
 
@@ -255,13 +256,13 @@ def _split(
     files = reader.file_list() if reader is not None else None
     if balance == "labels":
         plan.policy = "LABELS"
-        if len(sources) == 1 and isinstance(sources[0], TensorSlicesDataset):
+        if len(sources) == 1 and isinstance(sources[0], (TensorSlicesDataset, HuggingFaceDataset)):
             return DistributedDataset(_shard_slices_by_labels(ds, sources[0], plan, label, label_fn, seed), plan)
         if reader is None or files is None or not reader.indexed:
             raise InvalidArgumentError(
-                "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices), or a TFRecordDataset "
-                "over a fixed list of uncompressed files or a ParquetDataset over a fixed list (records read by "
-                "position)"
+                "distribute(balance='labels'): needs in-memory arrays (from_tensor_slices), a Hugging Face "
+                "datasets.Dataset (from_huggingface), or a file reader that reads records by position over a fixed "
+                "list of files (TFRecordDataset of uncompressed files, ParquetDataset, ArrayRecordDataset, WebDataset)"
             )
         return DistributedDataset(_shard_by_labels(ds, reader, files, plan, label, label_fn, seed), plan)
     if policy == "OFF":
@@ -439,11 +440,15 @@ def _shard_by_labels(
 
 
 def _shard_slices_by_labels(
-    ds: Dataset, source: TensorSlicesDataset, plan: ShardPlan, label: str | int, label_fn: Any, seed: int
-) -> Dataset:
+    ds: Dataset, source: TensorSlicesDataset | HuggingFaceDataset, plan: ShardPlan, label: str | int, label_fn: Any,
+    seed: int,
+) -> Dataset:  # fmt: skip
     from parafeed.distribute.balance import deal
 
-    labels = _slice_labels(source, label, label_fn)
+    if isinstance(source, HuggingFaceDataset):
+        labels = source.labels(str(label), label_fn)
+    else:
+        labels = _slice_labels(source, label, label_fn)
     shares = [np.sort(p) for p in deal(labels, plan.num_replicas, seed)]
     plan.counts = [len(p) for p in shares]
     plan.labels = [labels[p] for p in shares]

@@ -47,9 +47,10 @@ class ParquetDataset(FileReaderDataset):
         *,
         storage_options: dict | None = None,
     ):
-        from parafeed.io.parquet import ParquetFileReader, pyarrow_modules
+        from parafeed.io.arrow_columns import pyarrow_modules
+        from parafeed.io.parquet import ParquetFileReader
 
-        pyarrow_modules()  # (says how to install pyarrow, now rather than at the first read)
+        pyarrow_modules(self._step)  # (says how to install pyarrow, now rather than at the first read)
         if isinstance(columns, (str, bytes)):
             raise InvalidArgumentError(f"{self._step}: `columns` must be a list of column names, got {columns!r}")
         self._column_names = None if columns is None else [str(c) for c in columns]
@@ -64,10 +65,10 @@ class ParquetDataset(FileReaderDataset):
 
     def columns_of(self, schema: Any, path: str) -> Any:
         """The columns read from a file of ``schema``: the first file's choice, checked against this one's."""
-        from parafeed.io.parquet import Columns
+        from parafeed.io.arrow_columns import Columns
 
         if self._chosen is None:
-            self._chosen = Columns(schema, self._column_names, self._defaults, path)
+            self._chosen = Columns(schema, self._column_names, self._defaults, path, self._step)
         else:
             self._chosen.check(schema, path)
         return self._chosen
@@ -108,9 +109,10 @@ class ParquetDataset(FileReaderDataset):
         """``label_fn(row)``, else the integer column ``label`` of every row of one file."""
         if label_fn is not None:
             return super().labels_of(path, label, label_fn)
-        from parafeed.io.parquet import open_parquet, pyarrow_modules
+        from parafeed.io.arrow_columns import pyarrow_modules
+        from parafeed.io.parquet import open_parquet
 
-        pa, _, _ = pyarrow_modules()
+        pa, _, _ = pyarrow_modules(self._step)
         f = open_parquet(path, self.storage_options)
         try:
             if label not in f.schema_arrow.names:

@@ -84,9 +84,10 @@ def inspect_file(
 
 def _inspect_parquet(report: FileReport, label: str, storage_options: dict | None) -> None:
     """Every row group of a Parquet file decoded: rows, columns (list columns: their value counts), labels."""
-    from parafeed.io.parquet import open_parquet, pyarrow_modules
+    from parafeed.io.arrow_columns import pyarrow_modules
+    from parafeed.io.parquet import STEP, open_parquet
 
-    pa, pc, _ = pyarrow_modules()
+    pa, pc, _ = pyarrow_modules(STEP)
     try:
         f = open_parquet(report.path, storage_options)
     except DataLossError as err:
