@@ -17,11 +17,14 @@ pytestmark = pytest.mark.timeout(180)
 DEADLINE = 20.0  # seconds from the ending to the script's end (it hung forever before)
 
 SCRIPT = r"""
-import sys, time
+import signal, sys, time
 import numpy as np
 import parafeed as pf
 
 mode, ending = sys.argv[1], sys.argv[2]
+# Ctrl-C raises KeyboardInterrupt, as in a terminal, also where the suite itself was started in the background with
+# SIGINT ignored (a shell's `cmd &`), which its children inherit
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def image(x):
     return np.full((256, 256, 3), x, np.float32)  # (the issue's script: with small batches it did not hang)
