@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from parafeed.core.options import Options
-from parafeed.errors import OutOfRangeError, StateError
+from parafeed.errors import DataLossError, OutOfRangeError, StateError
 from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.sparse import SparseTensor, densify
 from parafeed.values.structure import flatten, map_structure
@@ -367,6 +367,64 @@ class DatasetIterator:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class PositionIterator(DatasetIterator):
+    """The items ``0 .. length - 1`` of a source reached by position. State: ``{"index"}``, the next item's; skipping
+    and restoring move the index without reading. Subclasses give ``__next__``, and ``_seek`` where moving the index
+    needs more."""
+
+    def __init__(self, length: int, what: str):
+        super().__init__()
+        self._length = length
+        self._what = what  # (for errors) the source and its items: "x.array_record has 10 records"
+        self._index = 0
+
+    def _seek(self, index: int) -> None:
+        self._index = index
+
+    def skip(self, n: int) -> int:
+        done = max(0, min(n, self._length - self._index))
+        self._seek(self._index + done)
+        return done
+
+    def _get_state(self) -> dict[str, Any]:
+        return {"index": self._index}
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        index = int(state["index"])
+        if not 0 <= index <= self._length:
+            raise StateError(f"set_state(): {self._what}, no position {index}")
+        self._seek(index)
+
+
+class ChunkIterator(PositionIterator):
+    """A :class:`PositionIterator` that reads ``chunk`` items at a time with ``_read(start, end)`` (a list). A chunk
+    that cannot be read (DataLossError) is passed after its error, so that ``ignore_errors()`` goes on."""
+
+    def __init__(self, length: int, what: str, chunk: int):
+        super().__init__(length, what)
+        self._chunk_size = chunk
+        self._chunk: list = []  # items _first, _first + 1, ...
+        self._first = 0
+
+    def _read(self, start: int, end: int) -> list:
+        raise NotImplementedError
+
+    def __next__(self) -> Any:
+        i = self._index - self._first
+        if not 0 <= i < len(self._chunk):
+            if self._index >= self._length:
+                raise StopIteration
+            end = min(self._index + self._chunk_size, self._length)
+            try:
+                self._chunk = self._read(self._index, end)
+            except DataLossError:
+                self._chunk, self._index = [], end
+                raise
+            self._first, i = self._index, 0
+        self._index += 1
+        return self._chunk[i]
 
 
 class ElementView(DatasetIterator):

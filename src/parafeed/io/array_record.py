@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from parafeed.core.iterator import DatasetIterator
-from parafeed.errors import DataLossError, StateError
+from parafeed.core.iterator import ChunkIterator
+from parafeed.errors import DataLossError
 from parafeed.io.storage import filesystem, is_url, local_path, open_input, remote_settings
 
 STEP = "ArrayRecordDataset"
@@ -104,45 +104,16 @@ class ArrayRecordFile:
             self._temporary = None
 
 
-class ArrayRecordFileReader(DatasetIterator):
+class ArrayRecordFileReader(ChunkIterator):
     """The records of one ArrayRecord file in order. State: ``{"index"}``, the next record's (a restore reads from
     there, nothing before it)."""
 
     def __init__(self, path: str, storage_options: dict | None = None):
-        super().__init__()
         self._file = ArrayRecordFile(path, storage_options)
-        self._index = 0  # the next record's
-        self._chunk: list[bytes] = []
-        self._first = 0  # the chunk's first record's index
+        super().__init__(self._file.count, f"{self._file.path} has {self._file.count} records", CHUNK)
 
-    def __next__(self) -> bytes:
-        i = self._index - self._first
-        if not 0 <= i < len(self._chunk):
-            if self._index >= self._file.count:
-                raise StopIteration
-            end = min(self._index + CHUNK, self._file.count)
-            try:
-                self._chunk = self._file.read(self._index, end)
-            except DataLossError:
-                self._chunk, self._index = [], end  # (what cannot be read is passed: ignore_errors() goes on)
-                raise
-            self._first, i = self._index, 0
-        self._index += 1
-        return self._chunk[i]
-
-    def skip(self, n: int) -> int:
-        done = max(0, min(n, self._file.count - self._index))
-        self._index += done
-        return done
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        index = int(state["index"])
-        if not 0 <= index <= self._file.count:
-            raise StateError(f"set_state(): {self._file.path} has {self._file.count} records, not {index}")
-        self._index = index
+    def _read(self, start: int, end: int) -> list:
+        return self._file.read(start, end)
 
     def close(self) -> None:
         self._chunk = []

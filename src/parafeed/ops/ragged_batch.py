@@ -18,7 +18,7 @@ import numpy as np
 from parafeed.core.arguments import positive_int
 from parafeed.core.dataset import Dataset, iterate
 from parafeed.core.graph import BATCHING, SOURCE, batched_cardinality, batched_counts
-from parafeed.core.iterator import DatasetIterator
+from parafeed.core.iterator import DatasetIterator, PositionIterator
 from parafeed.errors import InvalidArgumentError
 from parafeed.values.ragged_build import from_tf, stack
 from parafeed.values.ragged_spec import RaggedTensorSpec, splits_dtype
@@ -255,13 +255,11 @@ def _row_spec(leaf: Any) -> Any:
     return None  # a scalar: refused below
 
 
-class _RaggedSlicesIterator(DatasetIterator):
+class _RaggedSlicesIterator(PositionIterator):
     def __init__(self, structure: Any, flat: list, length: int):
-        super().__init__()
+        super().__init__(length, f"from_tensor_slices() has {length} elements")
         self._structure = structure
         self._flat = flat
-        self._length = length
-        self._index = 0
 
     def __next__(self) -> Any:
         if self._index >= self._length:
@@ -269,14 +267,3 @@ class _RaggedSlicesIterator(DatasetIterator):
         i = self._index
         self._index += 1
         return pack_as(self._structure, [leaf[i] for leaf in self._flat])
-
-    def skip(self, n: int) -> int:
-        done = max(0, min(n, self._length - self._index))
-        self._index += done
-        return done
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        self._index = int(state["index"])

@@ -21,7 +21,7 @@ import numpy as np
 
 from parafeed.core.dataset import UNKNOWN, Dataset, iterate
 from parafeed.core.graph import SOURCE
-from parafeed.core.iterator import DatasetIterator
+from parafeed.core.iterator import ChunkIterator, DatasetIterator
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError, StateError
 
 STEP = "from_huggingface"
@@ -199,39 +199,15 @@ def _class_ids(values: np.ndarray, what: str) -> np.ndarray:
     return values.astype(np.int64)
 
 
-class _PositionIterator(DatasetIterator):
+class _PositionIterator(ChunkIterator):
     """A ``datasets.Dataset``'s rows in order, converted a chunk at a time. State: ``{"index"}``."""
 
     def __init__(self, source: HuggingFaceDataset):
-        super().__init__()
+        super().__init__(len(source), f"{STEP} has {len(source)} rows", CHUNK)
         self._source = source
-        self._length = len(source)
-        self._index = 0  # the next row's position
-        self._chunk: list[dict] = []  # rows _first, _first + 1, ...
-        self._first = 0
 
-    def __next__(self) -> dict:
-        i = self._index - self._first
-        if not 0 <= i < len(self._chunk):
-            if self._index >= self._length:
-                raise StopIteration
-            self._chunk, self._first, i = self._source.read(self._index, CHUNK), self._index, 0
-        self._index += 1
-        return self._chunk[i]
-
-    def skip(self, n: int) -> int:
-        done = max(0, min(n, self._length - self._index))
-        self._index += done
-        return done
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        index = int(state["index"])
-        if not 0 <= index <= self._length:
-            raise StateError(f"set_state(): {STEP} has {self._length} rows, no position {index}")
-        self._index = index
+    def _read(self, start: int, end: int) -> list:
+        return self._source.read(start, end - start)
 
 
 class HuggingFaceStream(Dataset):

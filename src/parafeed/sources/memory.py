@@ -10,7 +10,7 @@ import numpy as np
 from parafeed.core.arguments import as_int
 from parafeed.core.dataset import Dataset
 from parafeed.core.graph import SOURCE
-from parafeed.core.iterator import DatasetIterator
+from parafeed.core.iterator import DatasetIterator, PositionIterator
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.values.elements import short_repr, to_element
 from parafeed.values.sparse import SparseTensor, SparseTensorSpec, sparse_rows
@@ -178,16 +178,14 @@ class TensorSlicesDataset(Dataset):
         return self._length
 
 
-class _SlicesIterator(DatasetIterator):
+class _SlicesIterator(PositionIterator):
     def __init__(self, structure: Any, flat: list[np.ndarray], length: int):
-        super().__init__()
+        super().__init__(length, f"from_tensor_slices() has {length} elements")
         self._structure = structure
         self._plain_tuple = type(structure) is tuple and not any(is_nested(c) for c in structure)
         self._single = len(flat) == 1 and not is_nested(structure)
         self._flat = flat
         self._it = iter(flat[0]) if self._single else zip(*flat)
-        self._index = 0
-        self._length = length
 
     def __next__(self) -> Any:
         item = next(self._it)
@@ -196,21 +194,10 @@ class _SlicesIterator(DatasetIterator):
             return item
         return pack_as(self._structure, item)
 
-    def skip(self, n: int) -> int:
-        done = max(0, min(n, self._length - self._index))
-        self._seek(self._index + done)
-        return done
-
     def _seek(self, index: int) -> None:
         flat = [a[index:] for a in self._flat]
         self._it = iter(flat[0]) if self._single else zip(*flat)
         self._index = index
-
-    def _get_state(self) -> dict:
-        return {"index": self._index}
-
-    def _set_state(self, state: dict) -> None:
-        self._seek(int(state["index"]))
 
 
 class RangeDataset(Dataset):
