@@ -405,10 +405,10 @@ class ChunkIterator(PositionIterator):
     def __init__(self, length: int, what: str, chunk: int):
         super().__init__(length, what)
         self._chunk_size = chunk
-        self._chunk: list = []  # items _first, _first + 1, ...
+        self._chunk: list[Any] = []  # items _first, _first + 1, ...
         self._first = 0
 
-    def _read(self, start: int, end: int) -> list:
+    def _read(self, start: int, end: int) -> list[Any]:
         raise NotImplementedError
 
     def __next__(self) -> Any:

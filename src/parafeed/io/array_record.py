@@ -112,7 +112,7 @@ class ArrayRecordFileReader(ChunkIterator):
         self._file = ArrayRecordFile(path, storage_options)
         super().__init__(self._file.count, f"{self._file.path} has {self._file.count} records", CHUNK)
 
-    def _read(self, start: int, end: int) -> list:
+    def _read(self, start: int, end: int) -> list[Any]:
         return self._file.read(start, end)
 
     def close(self) -> None:

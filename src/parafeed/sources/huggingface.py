@@ -206,7 +206,7 @@ class _PositionIterator(ChunkIterator):
         super().__init__(len(source), f"{STEP} has {len(source)} rows", CHUNK)
         self._source = source
 
-    def _read(self, start: int, end: int) -> list:
+    def _read(self, start: int, end: int) -> list[Any]:
         return self._source.read(start, end - start)
 
 
