@@ -11,10 +11,12 @@ dataset share nothing: saving or restoring one never changes what another yields
 from __future__ import annotations
 
 import contextlib
+import operator
 import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -303,6 +305,16 @@ class DatasetIterator:
             done += 1
         return done
 
+    lends = False  # whether it has lend()
+
+    def lend(self) -> Iterator[Any]:
+        """(Only where ``lends``.) An iterator over elements this one has ready, the same ones ``next()`` would give
+        next: taking from it moves this iterator on as ``next()`` would (its position and state follow), at the
+        speed of a plain Python iterator. A step reading this iterator takes from the lent one while it lasts, then
+        calls ``next()`` and borrows again; it stops using it after any other call on this iterator (``skip``,
+        ``set_state``, ``close``)."""
+        raise NotImplementedError
+
     reads_files = False  # whether it reads files: flat_map then opens the input after it ahead (open_ahead)
 
     def open_ahead(self) -> None:
@@ -369,10 +381,26 @@ class DatasetIterator:
         self.close()
 
 
+def take(it: DatasetIterator, n: int) -> list[Any]:
+    """Up to ``n`` elements of ``it`` (fewer at its end), as ``list(islice(it, n))`` gives them, taken from what it
+    lends while it lends."""
+    if not it.lends:
+        return list(islice(it, n))
+    got = list(islice(it.lend(), n))
+    while len(got) < n:
+        try:
+            got.append(next(it))
+        except StopIteration:
+            break
+        if it.lends:
+            got += islice(it.lend(), n - len(got))
+    return got
+
+
 class PositionIterator(DatasetIterator):
     """The items ``0 .. length - 1`` of a source reached by position. State: ``{"index"}``, the next item's; skipping
-    and restoring move the index without reading. Subclasses give ``__next__``, and ``_seek`` where moving the index
-    needs more."""
+    and restoring move the index without reading. Subclasses give ``__next__``, ``_tell`` and ``_seek`` where the
+    position is not ``_index``."""
 
     def __init__(self, length: int, what: str):
         super().__init__()
@@ -380,16 +408,20 @@ class PositionIterator(DatasetIterator):
         self._what = what  # (for errors) the source and its items: "x.array_record has 10 records"
         self._index = 0
 
+    def _tell(self) -> int:
+        return self._index
+
     def _seek(self, index: int) -> None:
         self._index = index
 
     def skip(self, n: int) -> int:
-        done = max(0, min(n, self._length - self._index))
-        self._seek(self._index + done)
+        at = self._tell()
+        done = max(0, min(n, self._length - at))
+        self._seek(at + done)
         return done
 
     def _get_state(self) -> dict[str, Any]:
-        return {"index": self._index}
+        return {"index": self._tell()}
 
     def _set_state(self, state: dict[str, Any]) -> None:
         index = int(state["index"])
@@ -399,32 +431,47 @@ class PositionIterator(DatasetIterator):
 
 
 class ChunkIterator(PositionIterator):
-    """A :class:`PositionIterator` that reads ``chunk`` items at a time with ``_read(start, end)`` (a list). A chunk
-    that cannot be read (DataLossError) is passed after its error, so that ``ignore_errors()`` goes on."""
+    """A :class:`PositionIterator` that reads ``chunk`` items at a time with ``_read(start, end)`` (a list), and lends
+    the rest of its chunk. A chunk that cannot be read (DataLossError) is passed after its error, so that
+    ``ignore_errors()`` goes on."""
+
+    lends = True
 
     def __init__(self, length: int, what: str, chunk: int):
         super().__init__(length, what)
         self._chunk_size = chunk
-        self._chunk: list[Any] = []  # items _first, _first + 1, ...
-        self._first = 0
+        self._chunk: list[Any] = []  # items _index, _index + 1, ... (_index is the chunk's first item's position)
+        self._rest: Iterator[Any] = iter(self._chunk)  # what is left of it
 
     def _read(self, start: int, end: int) -> list[Any]:
         raise NotImplementedError
 
     def __next__(self) -> Any:
-        i = self._index - self._first
-        if not 0 <= i < len(self._chunk):
-            if self._index >= self._length:
-                raise StopIteration
-            end = min(self._index + self._chunk_size, self._length)
-            try:
-                self._chunk = self._read(self._index, end)
-            except DataLossError:
-                self._chunk, self._index = [], end
-                raise
-            self._first, i = self._index, 0
-        self._index += 1
-        return self._chunk[i]
+        try:
+            return next(self._rest)
+        except StopIteration:
+            pass
+        start = self._tell()
+        if start >= self._length:
+            raise StopIteration
+        end = min(start + self._chunk_size, self._length)
+        try:
+            chunk = self._read(start, end)
+        except DataLossError:
+            self._seek(end)
+            raise
+        self._index, self._chunk, self._rest = start, chunk, iter(chunk)
+        return next(self._rest)
+
+    def lend(self) -> Iterator[Any]:
+        return self._rest
+
+    def _tell(self) -> int:
+        return self._index + len(self._chunk) - operator.length_hint(self._rest)
+
+    def _seek(self, index: int) -> None:
+        self._index, self._chunk = index, []
+        self._rest = iter(self._chunk)
 
 
 class ElementView(DatasetIterator):

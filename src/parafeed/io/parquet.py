@@ -9,6 +9,7 @@ position in a list of files (decoded row groups are kept, a few at a time), for 
 from __future__ import annotations
 
 import collections
+import operator
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -42,7 +43,10 @@ def open_parquet(path: str, storage_options: dict | None = None, current: Any = 
 
 
 class ParquetFileReader(DatasetIterator):
-    """The rows of one Parquet file in order. State: ``{"row_group", "row"}`` (the row within its group)."""
+    """The rows of one Parquet file in order, lending the rest of the decoded batch. State: ``{"row_group", "row"}``
+    (the row within its group)."""
+
+    lends = True
 
     def __init__(self, path: str, columns: Callable[[Any, str], Columns], storage_options: dict | None = None):
         super().__init__()
@@ -52,11 +56,11 @@ class ParquetFileReader(DatasetIterator):
         meta = self._file.metadata
         self._group_rows = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
         self._firsts = np.cumsum([0, *self._group_rows]).tolist()
-        self._group = 0  # the next row's position: row _base + _i of row group _group
+        self._group = 0  # the current batch's row group, and its first row's number there
         self._base = 0
         self._batches: Iterator[list[dict]] | None = None  # the current group's decoded batches, from the position
-        self._pending: list[dict] = []  # the current batch's rows (the first is row _base of the group)
-        self._i = 0
+        self._pending: list[dict] = []  # the current batch's rows
+        self._rest: Iterator[dict] = iter(self._pending)  # those not taken yet
 
     def _group_batches(self, group: int, skip: int) -> Iterator[list[dict]]:
         """The rows of row group ``group`` from its row ``skip`` on, a decoded batch at a time."""
@@ -72,38 +76,41 @@ class ParquetFileReader(DatasetIterator):
             raise DataLossError(f"{STEP}: {path}, row group {group}: {err}") from err
 
     def __next__(self) -> dict:
-        i = self._i
         try:
-            row = self._pending[i]
-        except IndexError:
-            return self._next_batch()
-        self._i = i + 1
-        return row
-
-    def _next_batch(self) -> dict:
+            return next(self._rest)
+        except StopIteration:
+            pass
         while self._group < len(self._group_rows):
+            row = self._row()
             if self._batches is None:
-                self._batches = self._group_batches(self._group, self._base + self._i)
+                self._batches = self._group_batches(self._group, row)
             rows = next(self._batches, None)
             if rows is None:
-                self._group, self._base, self._i, self._pending, self._batches = self._group + 1, 0, 0, [], None
+                self._group, self._batches = self._group + 1, None
+                self._base, self._pending, self._rest = 0, [], iter(())
                 continue
-            self._base, self._pending = self._base + self._i, rows
-            self._i = 1
-            return rows[0]
+            self._base, self._pending, self._rest = row, rows, iter(rows)
+            return next(self._rest)
         raise StopIteration
 
+    def lend(self) -> Iterator[dict]:
+        return self._rest
+
+    def _row(self) -> int:
+        """The next row's number within its row group."""
+        return self._base + len(self._pending) - operator.length_hint(self._rest)
+
     def _get_state(self) -> dict:
-        return {"row_group": self._group, "row": self._base + self._i}
+        return {"row_group": self._group, "row": self._row()}
 
     def _set_state(self, state: dict) -> None:
         group, row = int(state["row_group"]), int(state["row"])
         if group > len(self._group_rows) or (group < len(self._group_rows) and row > self._group_rows[group]):
             raise StateError(f"set_state(): {self._path} has no row {row} of row group {group}")
-        self._group, self._base, self._batches, self._pending, self._i = group, row, None, [], 0
+        self._group, self._base, self._batches, self._pending, self._rest = group, row, None, [], iter(())
 
     def close(self) -> None:
-        self._batches, self._pending = None, []
+        self._batches, self._pending, self._rest = None, [], iter(())
         self._file.close()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from parafeed.core.arguments import as_int, positive_int
 from parafeed.core.dataset import INFINITE, UNKNOWN, Dataset
 from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
-from parafeed.core.iterator import DatasetIterator, building, current_options, current_scope
+from parafeed.core.iterator import DatasetIterator, building, current_options, current_scope, take
 from parafeed.core.positions import position, snapshot
 from parafeed.errors import InvalidArgumentError
 from parafeed.ops.map import MapDataset
@@ -119,7 +118,7 @@ class _BatchIterator(DatasetIterator):
         self._drop_remainder = drop_remainder
 
     def __next__(self) -> Any:
-        buf = list(islice(self._parent, self._batch_size))
+        buf = take(self._parent, self._batch_size)
         if not buf or (self._drop_remainder and len(buf) < self._batch_size):
             raise StopIteration
         return stack_elements(buf, "batch()")

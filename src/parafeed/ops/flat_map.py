@@ -9,6 +9,7 @@ whose datasets do not read files.
 from __future__ import annotations
 
 import collections
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from parafeed.core.iterator import DatasetIterator, build_in, current_scope
@@ -35,17 +36,32 @@ class FlatMapIterator(DatasetIterator):
         # the inputs after the current one, opened ahead: (number, the input's state before it, its iterator, _END,
         # or the error opening it raised)
         self._ahead: collections.deque[tuple[int, tuple, Any]] = collections.deque()
+        self._lent: Iterator[Any] = iter(())  # what the current input lent (DatasetIterator.lend)
 
     def __next__(self) -> Any:
+        element = next(self._lent, _END)
+        if element is not _END:
+            return element
         while True:
             it = self._current
             if it is not None:
                 try:
-                    return next(it)
+                    element = next(it)
                 except StopIteration:
                     it.close()
                     self._current = None
+                else:
+                    if it.lends:  # (the rest of its chunk is then taken without calling it: see lend())
+                        self._lent = it.lend()
+                    return element
             self._open_next()
+
+    @property
+    def lends(self) -> bool:  # type: ignore[override]
+        return self._current is not None and self._current.lends
+
+    def lend(self) -> Iterator[Any]:
+        return self._lent
 
     def _open_next(self) -> None:
         """Make the next input the current one (StopIteration at the end of the inputs, the error where opening it
@@ -108,6 +124,7 @@ class FlatMapIterator(DatasetIterator):
         return self._ahead[0][2]
 
     def skip(self, n: int) -> int:
+        self._lent = iter(())
         done = 0
         while done < n:
             if self._current is None:
@@ -144,6 +161,7 @@ class FlatMapIterator(DatasetIterator):
             self._current.set_state(state["current"])
 
     def _close_inputs(self) -> None:
+        self._lent = iter(())
         for it in (self._current, *(it for _, _, it in self._ahead)):
             if isinstance(it, DatasetIterator):
                 it.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -10,7 +9,7 @@ import numpy as np
 from parafeed.core.arguments import positive_int
 from parafeed.core.dataset import Dataset
 from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
-from parafeed.core.iterator import DatasetIterator
+from parafeed.core.iterator import DatasetIterator, take
 from parafeed.errors import ArgumentTypeError, DataLossError, ElementTypeError, InvalidArgumentError
 from parafeed.values.structure import (
     STRING,
@@ -212,7 +211,7 @@ class _PaddedBatchIterator(DatasetIterator):
         self._pad = _Padder(ds._padded_shapes, ds._padding_values, spec)
 
     def __next__(self) -> Any:
-        buf = list(islice(self._parent, self._batch_size))
+        buf = take(self._parent, self._batch_size)
         if not buf or (self._drop_remainder and len(buf) < self._batch_size):
             raise StopIteration
         return self._pad(buf)

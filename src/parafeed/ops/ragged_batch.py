@@ -10,7 +10,6 @@ unknown when it differs between the first batch's elements (see docs/porting.md,
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any, cast
 
 import numpy as np
@@ -18,7 +17,7 @@ import numpy as np
 from parafeed.core.arguments import positive_int
 from parafeed.core.dataset import Dataset, iterate
 from parafeed.core.graph import BATCHING, SOURCE, batched_cardinality, batched_counts
-from parafeed.core.iterator import DatasetIterator, PositionIterator
+from parafeed.core.iterator import DatasetIterator, PositionIterator, take
 from parafeed.errors import InvalidArgumentError
 from parafeed.values.ragged_build import from_tf, stack
 from parafeed.values.ragged_spec import RaggedTensorSpec, splits_dtype
@@ -190,7 +189,7 @@ class RaggedBatchIterator(DatasetIterator):
         self._step = step
 
     def __next__(self) -> Any:
-        buf = list(islice(self._parent, self._batch_size))
+        buf = take(self._parent, self._batch_size)
         if not buf or (self._drop_remainder and len(buf) < self._batch_size):
             raise StopIteration
         if self._layout is None:

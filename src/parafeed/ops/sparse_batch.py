@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from parafeed.core.arguments import positive_int
 from parafeed.core.dataset import Dataset
 from parafeed.core.graph import BATCHING, batched_cardinality, batched_counts
-from parafeed.core.iterator import DatasetIterator
+from parafeed.core.iterator import DatasetIterator, take
 from parafeed.errors import ArgumentTypeError, DataLossError, InvalidArgumentError
 from parafeed.values.sparse import SparseTensor, SparseTensorSpec
 from parafeed.values.structure import STRING, TensorSpec, as_shape, is_nested, shape_str
@@ -95,7 +94,7 @@ class _SparseBatchIterator(DatasetIterator):
         self._row_shape = row_shape
 
     def __next__(self) -> Any:
-        buf = list(islice(self._parent, self._batch_size))
+        buf = take(self._parent, self._batch_size)
         if not buf:
             raise StopIteration
         return to_sparse_batch(buf, self._row_shape)
