@@ -150,8 +150,7 @@ def _list_reader(pa: Any, pc: Any, field: Any, default: Any, name: str, step: st
         flat = a.flatten()
         _no_null_items(step, pc, flat, splits, path, first, name)
         if not nested:
-            values = values_of(flat, path, first)
-            rows: list[Any] = [values[s:e] for s, e in itertools.pairwise(splits.tolist())]
+            rows = _split(values_of(flat, path, first), splits)
         else:
             inner_splits = _splits(pc, flat)
             _no_null_items(step, pc, flat.flatten(), inner_splits[splits], path, first, name)
@@ -168,6 +167,15 @@ def _list_reader(pa: Any, pc: Any, field: Any, default: Any, name: str, step: st
     if nested:
         return RaggedTensorSpec((None, None), dtype, ragged_rank=1), lists
     return TensorSpec((size,), dtype), lists
+
+
+def _split(values: np.ndarray, splits: np.ndarray) -> list[Any]:
+    """Row ``r``'s values, ``values[splits[r]:splits[r + 1]]``, for every row: the rows of a 2-D view when all rows
+    have as many values (fixed-size lists, embeddings: views made in C, twice as fast as slicing), slices otherwise."""
+    lengths = np.diff(splits)
+    if len(lengths) and (lengths == lengths[0]).all():
+        return list(values.reshape(len(lengths), int(lengths[0])))
+    return [values[s:e] for s, e in itertools.pairwise(splits.tolist())]
 
 
 def _no_null_items(step: str, pc: Any, items: Any, splits: np.ndarray, path: str, first: int, name: str) -> None:
