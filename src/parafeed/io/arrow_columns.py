@@ -14,7 +14,7 @@ the column's value for it. Errors name ``step``, the source that reads the colum
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -243,6 +243,11 @@ class Columns:
 
     def rows(self, batch: Any, path: str, first: int) -> list[dict]:
         """The rows of a record batch (whose first row is row ``first`` at ``path``) as dicts."""
+        return list(self.iter_rows(batch, path, first)[0])
+
+    def iter_rows(self, batch: Any, path: str, first: int) -> tuple[Iterator[dict], Iterator[Any]]:
+        """The rows of a record batch as dicts made as they are taken (the columns are converted, and checked, now),
+        and an iterator whose ``length_hint`` is the number of rows not taken yet."""
         values = [convert(batch.column(k), path, first) for k, convert in enumerate(self.converters)]
-        names = self.names
-        return [dict(zip(names, row)) for row in zip(*values)]
+        left = iter(values[0] if values else range(batch.num_rows))
+        return map(dict, map(zip, itertools.repeat(self.names), zip(left, *values[1:]))), left

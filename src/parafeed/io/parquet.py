@@ -58,19 +58,21 @@ class ParquetFileReader(DatasetIterator):
         self._firsts = np.cumsum([0, *self._group_rows]).tolist()
         self._group = 0  # the current batch's row group, and its first row's number there
         self._base = 0
-        self._batches: Iterator[list[dict]] | None = None  # the current group's decoded batches, from the position
-        self._pending: list[dict] = []  # the current batch's rows
-        self._rest: Iterator[dict] = iter(self._pending)  # those not taken yet
+        self._batches: Iterator[tuple[Iterator[dict], Iterator, int]] | None = None  # the group's, from the position
+        self._rest: Iterator[dict] = iter(())  # the current batch's rows not taken yet, made as they are taken
+        self._left: Iterator = iter(())  # (its length_hint: how many those are)
+        self._size = 0  # the current batch's rows
 
-    def _group_batches(self, group: int, skip: int) -> Iterator[list[dict]]:
-        """The rows of row group ``group`` from its row ``skip`` on, a decoded batch at a time."""
+    def _group_batches(self, group: int, skip: int) -> Iterator[tuple[Iterator[dict], Iterator, int]]:
+        """The rows of row group ``group`` from its row ``skip`` on, a decoded batch at a time (``Columns.iter_rows``,
+        and the batch's size)."""
         path, columns = self._path, self._columns
         first = self._firsts[group]  # the batch's first row in the file
         try:
             for batch in self._file.iter_batches(BATCH_ROWS, row_groups=[group], columns=columns.names):
                 start = max(0, skip - (first - self._firsts[group]))
                 if start < batch.num_rows:
-                    yield columns.rows(batch.slice(start), path, first + start)
+                    yield *columns.iter_rows(batch.slice(start), path, first + start), batch.num_rows - start
                 first += batch.num_rows
         except OSError as err:  # (pyarrow's ArrowInvalid / IOError on a damaged page)
             raise DataLossError(f"{STEP}: {path}, row group {group}: {err}") from err
@@ -84,12 +86,12 @@ class ParquetFileReader(DatasetIterator):
             row = self._row()
             if self._batches is None:
                 self._batches = self._group_batches(self._group, row)
-            rows = next(self._batches, None)
-            if rows is None:
-                self._group, self._batches = self._group + 1, None
-                self._base, self._pending, self._rest = 0, [], iter(())
+            batch = next(self._batches, None)
+            if batch is None:
+                self._group, self._base, self._batches = self._group + 1, 0, None
+                self._drop_batch()
                 continue
-            self._base, self._pending, self._rest = row, rows, iter(rows)
+            self._base, (self._rest, self._left, self._size) = row, batch
             return next(self._rest)
         raise StopIteration
 
@@ -98,7 +100,10 @@ class ParquetFileReader(DatasetIterator):
 
     def _row(self) -> int:
         """The next row's number within its row group."""
-        return self._base + len(self._pending) - operator.length_hint(self._rest)
+        return self._base + self._size - operator.length_hint(self._left)
+
+    def _drop_batch(self) -> None:
+        self._rest, self._left, self._size = iter(()), iter(()), 0
 
     def _get_state(self) -> dict:
         return {"row_group": self._group, "row": self._row()}
@@ -107,10 +112,12 @@ class ParquetFileReader(DatasetIterator):
         group, row = int(state["row_group"]), int(state["row"])
         if group > len(self._group_rows) or (group < len(self._group_rows) and row > self._group_rows[group]):
             raise StateError(f"set_state(): {self._path} has no row {row} of row group {group}")
-        self._group, self._base, self._batches, self._pending, self._rest = group, row, None, [], iter(())
+        self._group, self._base, self._batches = group, row, None
+        self._drop_batch()
 
     def close(self) -> None:
-        self._batches, self._pending, self._rest = None, [], iter(())
+        self._batches = None
+        self._drop_batch()
         self._file.close()
 
 
