@@ -67,10 +67,15 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("PYTEST_XDIST_WORKER"):  # (every worker collects, and orders, the same way)
         items.sort(key=lambda item: not item.nodeid.startswith(LONG_TESTS))
-    if host.SLOWDOWN > 1:  # fewer cores than the suite is sized for: every time limit stretched (tests/host.py)
-        default = float(config.getini("timeout") or 0)
-        for item in items:
-            marker = item.get_closest_marker("timeout")
-            limit = float(marker.args[0]) if marker is not None and marker.args else default
-            if limit:
-                item.add_marker(pytest.mark.timeout(host.seconds(limit)), append=False)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test's time limit stretched for this host as it is when the test starts (tests/host.py): fewer cores than the
+    suite is sized for, or other work loading it. (Before pytest-timeout reads the limit: tryfirst puts this wrapper
+    outside its own.)"""
+    marker = item.get_closest_marker("timeout")
+    limit = float(marker.args[0]) if marker is not None and marker.args else float(item.config.getini("timeout") or 0)
+    if limit and host.slowdown() > 1:
+        item.add_marker(pytest.mark.timeout(host.seconds(limit)), append=False)
+    yield

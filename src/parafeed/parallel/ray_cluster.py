@@ -17,6 +17,8 @@ from typing import Any
 from parafeed.errors import InvalidArgumentError, WorkerError
 
 ACTOR_WAIT_SECONDS = 120.0  # how long a new actor may wait for a CPU before the step gives up on it
+START_SECONDS = 300.0  # how long a launch's first actor may take to start: its process, its imports and the
+# pipeline's start (a host loaded by other work starts them slowly: minutes on 2 busy cores)
 RELEASE_SECONDS = 0.5  # the time Ray takes to show a killed actor's CPU as free
 START_GRACE_SECONDS = 5.0  # once some actors of a launch run, how long the others may stay unplaced on a full cluster
 # (or twice the longest start seen in this process, up to 30 s: a loaded machine starts actor processes slowly)
@@ -105,16 +107,16 @@ _slowest_start = 0.0  # the longest an actor call of a launch took to finish, in
 
 def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str, placed: int = 0) -> list[int]:
     """The indices of the actor calls in ``starts`` (one per new or reused actor) that finished, waiting at most
-    ``ACTOR_WAIT_SECONDS`` for the first and, once some have, ``START_GRACE_SECONDS`` (or twice the slowest start seen
+    ``START_SECONDS`` for the first and, once some have, ``START_GRACE_SECONDS`` (or twice the slowest start seen
     so far, up to 30 s) more for the others while the cluster has no CPU free for them (they would wait for a CPU
     another job holds). The first ``placed`` calls go to actors that hold their CPU already (reused: one may still
-    be finishing an interrupted call), which are waited for up to ``ACTOR_WAIT_SECONDS``. Errors of the calls are
+    be finishing an interrupted call), which are waited for as long. Errors of the calls are
     raised (``ray.get``); no call finished in time: :class:`WorkerError`. The caller kills the actors left out."""
     global _slowest_start
     index = {ref: k for k, ref in enumerate(starts)}
     pending, done = list(starts), []
     began = time.monotonic()
-    deadline = began + ACTOR_WAIT_SECONDS
+    deadline = began + START_SECONDS
     stuck_since: float | None = None
     while pending:
         ready, pending = ray.wait(pending, num_returns=len(pending), timeout=RELEASE_SECONDS)
@@ -134,8 +136,9 @@ def await_starts(ray: Any, starts: list[Any], cpus_per_actor: float, what: str, 
             if done:
                 break
             raise WorkerError(
-                f"{what}: no actor could start within {ACTOR_WAIT_SECONDS:.0f} s: the Ray cluster has no free CPU "
-                "for one; free one (close other iterators using Ray), add a node, or ask for fewer CPUs per actor"
+                f"{what}: no actor started within {START_SECONDS:.0f} s: the Ray cluster had no free CPU for one, or "
+                "its hosts are too loaded to start a process; free a CPU (close other iterators using Ray), add a "
+                "node, or ask for fewer CPUs per actor"
             )
     return sorted(done)
 

@@ -155,7 +155,7 @@ class RayExecutor:
                 actor = self._calls[ref][2]
                 deadline = ray_cluster.hung_after(self._longest)
                 if id(actor) not in self._answered:  # (a new actor's process starts first: a loaded host is slow)
-                    deadline += ray_cluster.ACTOR_WAIT_SECONDS
+                    deadline += ray_cluster.START_SECONDS
                 if now - sent > deadline:
                     hung = ref
                     break

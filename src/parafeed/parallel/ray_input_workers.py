@@ -295,7 +295,7 @@ class InputWorkers:
             self._request(worker)
             deadline = ray_cluster.hung_after(self._longest_wait)
             if worker.fresh:  # (a new actor's process and pipeline start first: a loaded host may take long)
-                deadline += ray_cluster.ACTOR_WAIT_SECONDS
+                deadline += ray_cluster.START_SECONDS
             asked_at = time.monotonic()
             ready, _ = self._ray.wait([ref], timeout=deadline)
             if not ready:  # neither an answer nor a death: a hung worker is replaced like a dead one
