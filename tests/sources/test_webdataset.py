@@ -169,3 +169,22 @@ def test_ignore_errors_ends_a_damaged_shard_and_goes_on_to_the_next(tmp_path):
     keys = [e["__key__"][-6:] for e in ds.as_numpy_iterator()]
     assert keys[0] == b"s00000" and keys[-4:] == [b"s00006", b"s00007", b"s00008", b"s00009"] and len(keys) < 10
     assert ds.ignored.count == 1
+
+
+def test_inspect_reports_samples_extensions_labels_and_damage(tmp_path, capsys):
+    from parafeed.tools.cli import main
+
+    paths = write_shards(tmp_path, [4, 3], ("cls", "jpg"), data_size=lambda i: 100 + i)
+    assert main(["inspect", "--json", *paths]) == 0
+    first, second = json.loads(capsys.readouterr().out)
+    assert (first["records"], second["records"]) == (4, 3) and not first["errors"]
+    assert first["labels"] == {"0": 2, "1": 1, "2": 1} and second["labels"] == {"1": 1, "2": 1, "0": 1}
+    assert first["schema"]["jpg"] == {"kind": "bytes", "min_values": 100, "max_values": 103, "records": 4}
+    assert set(first["schema"]) == {"cls", "jpg", "id"}
+    cut = tmp_path / "cut.tar"
+    with tarfile.open(paths[0]) as tar:
+        last = tar.getmembers()[-1]  # (the last sample's last member)
+    cut.write_bytes(open(paths[0], "rb").read()[: last.offset_data + 10])
+    assert main(["inspect", str(cut)]) == 1
+    out = capsys.readouterr().out
+    assert "cut.tar: 3 records" in out and "1 CORRUPT" in out and "is cut short" in out

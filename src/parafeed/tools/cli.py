@@ -1,5 +1,5 @@
-"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord or Parquet files,
-``report`` how replicas would split them, ``bench`` a pipeline, run the ``demo``."""
+"""The ``parafeed`` command: ``convert`` raw data to balanced TFRecord shards, ``inspect`` TFRecord, ArrayRecord,
+Parquet or WebDataset files, ``report`` how replicas would split them, ``bench`` a pipeline, run the ``demo``."""
 
 from __future__ import annotations
 
@@ -103,7 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     _storage_options_argument(p)
     p.set_defaults(run=_convert)
 
-    p = sub.add_parser("inspect", help="record counts, schema, labels and CRC check of TFRecord (or Parquet) files")
+    p = sub.add_parser(
+        "inspect",
+        help="record counts, schema, labels and checks of TFRecord (ArrayRecord, Parquet, WebDataset .tar) files",
+    )
     p.add_argument("files", nargs="+")
     p.add_argument("--compression", choices=["", "GZIP", "ZLIB"], help="default: GZIP for *.gz, else none")
     p.add_argument("--label", default="label", help="feature holding the label (default: label)")

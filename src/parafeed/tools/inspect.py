@@ -1,11 +1,12 @@
-"""``parafeed inspect``: what a set of TFRecord, ArrayRecord or Parquet files holds, and whether every record is
-intact.
+"""``parafeed inspect``: what a set of TFRecord, ArrayRecord, Parquet or WebDataset files holds, and whether every
+record is intact.
 
 For each TFRecord or ArrayRecord (``.array_record``) file: record count, bytes, every record checked (TFRecord's
 CRCs, ArrayRecord's chunk hashes), the tf.train.Example schema inferred from the first records (feature -> list type
 and value counts), and the histogram of the label feature when there is one. For each Parquet file (``.parquet``):
 rows, bytes, every row group decoded, the columns (type, and value counts of list columns) and the histogram of the
-label column.
+label column. For each WebDataset shard (``.tar``): samples, bytes, every member read, the extensions (sizes in bytes)
+and the histogram of the label extension (``label``, else ``cls``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ def inspect_file(
     report = FileReport(path, bytes=size_of(path, "inspect", storage_options))
     if path.endswith(".parquet"):
         _inspect_parquet(report, label, storage_options)
+        return report
+    if path.endswith(".tar"):
+        _inspect_shard(report, label, storage_options)
         return report
     if compression is None:
         compression = "GZIP" if path.endswith(".gz") else ""
@@ -116,6 +120,50 @@ def _inspect_parquet(report: FileReport, label: str, storage_options: dict | Non
         f.close()
 
 
+LABEL_EXTENSIONS = ("cls", "class")  # a WebDataset sample's class, as text, when no extension is named `label`
+
+
+def _inspect_shard(report: FileReport, label: str, storage_options: dict | None) -> None:
+    """Every member of a WebDataset shard read, grouped into samples as the webdataset package groups them: samples,
+    extensions (their sizes in bytes, as min/max values) and the histogram of the label extension (``label``, else
+    ``cls``). Damage ends the shard, as it ends WebDataset's reading."""
+    from parafeed.errors import InvalidArgumentError
+    from parafeed.io.tar_samples import Members, read_sample
+
+    try:
+        members = Members(report.path, storage_options)
+    except DataLossError as err:
+        report.errors.append(str(err))
+        return
+    ahead = None
+    try:
+        while True:
+            try:
+                _, parts, ahead = read_sample(members, ahead, report.path)
+            except StopIteration:
+                break
+            except DataLossError as err:
+                report.errors.append(str(err))
+                break
+            except InvalidArgumentError as err:  # (a member twice in a sample)
+                report.errors.append(str(err))
+                continue
+            report.records += 1
+            for extension, data in parts.items():
+                n = len(data or b"")
+                entry = report.schema.setdefault(
+                    extension, {"kind": "bytes", "min_values": n, "max_values": n, "records": 0}
+                )
+                entry["min_values"], entry["max_values"] = min(entry["min_values"], n), max(entry["max_values"], n)
+                entry["records"] += 1
+            value = next((parts[e] for e in (label, *LABEL_EXTENSIONS) if e in parts), None)
+            if value is not None:
+                text = value.decode(errors="replace").strip()
+                report.labels[int(text) if text.lstrip("-").isdigit() else text] += 1
+    finally:
+        members.close()
+
+
 def _add_schema(report: FileReport, example: Any, record: bytes) -> None:
     try:
         features = example.FromString(record).features.feature
@@ -151,7 +199,13 @@ def format_reports(reports: list[FileReport]) -> str:
     lines = []
     for r in reports:
         status = "OK" if not r.errors else f"{len(r.errors)} CORRUPT"
-        check = "decoded" if r.path.endswith((".parquet", ".array_record")) else "CRC"
+        check = (
+            "decoded"
+            if r.path.endswith((".parquet", ".array_record"))
+            else "read"
+            if r.path.endswith(".tar")
+            else "CRC"
+        )
         lines.append(f"{r.path}: {r.records} records, {r.bytes:,} bytes, {check} {status}")
         for err in r.errors[:5]:
             lines.append(f"  ! {err}")
