@@ -211,3 +211,29 @@ def test_worker_processes_read_the_same_rows():
     on_host = [tuple(x.tolist() for x in b) for b in ds.batch(4).as_numpy_iterator()]
     offloaded = ds.batch(4).offload(executor="process", workers=2)
     assert [tuple(x.tolist() for x in b) for b in offloaded.as_numpy_iterator()] == on_host
+
+
+def test_inspect_reports_a_saved_dataset_its_arrow_files_and_damage(tmp_path, capsys):
+    from parafeed.tools.cli import main
+
+    features = datasets.Features(
+        {"label": datasets.ClassLabel(names=["a", "b", "c"]), "tokens": datasets.Sequence(datasets.Value("int64"))}
+    )
+    hf = datasets.Dataset.from_dict({"label": [0, 1, 1, 2, 1], "tokens": [[1], [], [2, 3], [4], [5, 6, 7]]}, features)
+    folder = tmp_path / "saved"
+    hf.save_to_disk(str(folder))
+    (arrow,) = [str(p) for p in folder.glob("*.arrow")]
+    assert main(["inspect", "--json", str(folder), arrow]) == 0
+    saved, one_file = json.loads(capsys.readouterr().out)
+    for report in (saved, one_file):
+        assert report["records"] == 5 and report["labels"] == {"0": 1, "1": 3, "2": 1} and not report["errors"]
+        assert (report["schema"]["tokens"]["min_values"], report["schema"]["tokens"]["max_values"]) == (0, 3)
+    assert saved["bytes"] > one_file["bytes"] > 0
+    splits = tmp_path / "splits"
+    datasets.DatasetDict({"train": hf, "test": hf}).save_to_disk(str(splits))
+    damaged = tmp_path / "damaged.arrow"
+    damaged.write_bytes(open(arrow, "rb").read()[:300])
+    assert main(["inspect", str(splits), str(damaged)]) == 1
+    out = capsys.readouterr().out
+    assert "holds a DatasetDict (splits ['test', 'train']); inspect one split's folder" in out
+    assert "damaged.arrow is not a readable Hugging Face dataset" in out

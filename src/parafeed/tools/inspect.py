@@ -1,16 +1,19 @@
-"""``parafeed inspect``: what a set of TFRecord, ArrayRecord, Parquet or WebDataset files holds, and whether every
-record is intact.
+"""``parafeed inspect``: what a set of TFRecord, ArrayRecord, Parquet or WebDataset files (or saved Hugging Face
+datasets) holds, and whether every record is intact.
 
 For each TFRecord or ArrayRecord (``.array_record``) file: record count, bytes, every record checked (TFRecord's
 CRCs, ArrayRecord's chunk hashes), the tf.train.Example schema inferred from the first records (feature -> list type
 and value counts), and the histogram of the label feature when there is one. For each Parquet file (``.parquet``):
 rows, bytes, every row group decoded, the columns (type, and value counts of list columns) and the histogram of the
 label column. For each WebDataset shard (``.tar``): samples, bytes, every member read, the extensions (sizes in bytes)
-and the histogram of the label extension (``label``, else ``cls``).
+and the histogram of the label extension (``label``, else ``cls``). For a Hugging Face dataset saved with
+``save_to_disk`` (a folder) or one of its ``.arrow`` files: rows, bytes, every row read, the columns and the label
+column's histogram.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +49,10 @@ def inspect_file(
     from parafeed.io.streams import compression_type_of
     from parafeed.io.tfrecord import TFRecordFileReader
 
+    if path.endswith(".arrow") or is_saved_huggingface(path):
+        report = FileReport(path, bytes=0 if os.path.isdir(path) else os.path.getsize(path))
+        _inspect_huggingface(report, label)
+        return report
     report = FileReport(path, bytes=size_of(path, "inspect", storage_options))
     if path.endswith(".parquet"):
         _inspect_parquet(report, label, storage_options)
@@ -91,7 +98,7 @@ def _inspect_parquet(report: FileReport, label: str, storage_options: dict | Non
     from parafeed.io.arrow_columns import pyarrow_modules
     from parafeed.io.parquet import STEP, open_parquet
 
-    pa, pc, _ = pyarrow_modules(STEP)
+    pa, _, _ = pyarrow_modules(STEP)
     try:
         f = open_parquet(report.path, storage_options)
     except DataLossError as err:
@@ -104,20 +111,59 @@ def _inspect_parquet(report: FileReport, label: str, storage_options: dict | Non
             except (OSError, pa.ArrowException) as err:
                 report.errors.append(f"{report.path}, row group {g}: {err}")
                 continue
-            report.records += table.num_rows
-            for name, column in zip(table.column_names, table.columns):
-                n = pc.list_value_length(column) if pa.types.is_list(column.type) else None
-                low, high = (1, 1) if n is None else (pc.min(n).as_py() or 0, pc.max(n).as_py() or 0)
-                entry = report.schema.setdefault(name, {"kind": str(column.type), "min_values": low,
-                                                        "max_values": high, "records": 0})  # fmt: skip
-                entry["min_values"], entry["max_values"] = min(entry["min_values"], low), max(entry["max_values"], high)
-                entry["records"] += table.num_rows
-            if label in table.column_names:
-                column = table.column(label)
-                if pa.types.is_integer(column.type) or pa.types.is_string(column.type):
-                    report.labels.update(v for v in column.to_pylist() if v is not None)
+            _add_table(report, table, label)
     finally:
         f.close()
+
+
+def _add_table(report: FileReport, table: Any, label: str) -> None:
+    """An Arrow table's rows counted: its columns (list columns: their value counts) and the label column's values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    report.records += table.num_rows
+    for name, column in zip(table.column_names, table.columns):
+        n = pc.list_value_length(column) if pa.types.is_list(column.type) else None
+        low, high = (1, 1) if n is None else (pc.min(n).as_py() or 0, pc.max(n).as_py() or 0)
+        entry = report.schema.setdefault(name, {"kind": str(column.type), "min_values": low, "max_values": high,
+                                                "records": 0})  # fmt: skip
+        entry["min_values"], entry["max_values"] = min(entry["min_values"], low), max(entry["max_values"], high)
+        entry["records"] += table.num_rows
+    if label in table.column_names:
+        column = table.column(label)
+        if pa.types.is_integer(column.type) or pa.types.is_string(column.type):
+            report.labels.update(v for v in column.to_pylist() if v is not None)
+
+
+def is_saved_huggingface(path: str) -> bool:
+    """Whether ``path`` is a folder ``datasets.Dataset.save_to_disk`` wrote (or a ``DatasetDict``'s)."""
+    return os.path.isdir(path) and any(
+        os.path.exists(os.path.join(path, name)) for name in ("state.json", "dataset_dict.json")
+    )
+
+
+def _inspect_huggingface(report: FileReport, label: str) -> None:
+    """A Hugging Face dataset saved with ``save_to_disk`` (a folder) or one of its Arrow files (``.arrow``, as in
+    ``datasets``' cache): every row read, its columns and the label column's histogram (a ``ClassLabel``'s ids)."""
+    path = report.path
+    try:
+        import datasets
+    except ImportError:
+        report.errors.append(f"{path}: reading Hugging Face datasets needs `pip install 'parafeed[huggingface]'`")
+        return
+    if os.path.isdir(path):
+        names = sorted(os.listdir(path))
+        report.bytes = sum(os.path.getsize(os.path.join(path, f)) for f in names)
+        if "dataset_dict.json" in names:
+            splits = [d for d in names if os.path.isdir(os.path.join(path, d))]
+            report.errors.append(f"{path} holds a DatasetDict (splits {splits}); inspect one split's folder")
+            return
+    try:
+        ds = datasets.load_from_disk(path) if os.path.isdir(path) else datasets.Dataset.from_file(path)
+        for batch in ds.with_format("arrow").iter(batch_size=65536):
+            _add_table(report, batch, label)
+    except Exception as err:  # (pyarrow's errors on a damaged file, datasets' on a damaged folder)
+        report.errors.append(f"{path} is not a readable Hugging Face dataset: {type(err).__name__}: {err}")
 
 
 LABEL_EXTENSIONS = ("cls", "class")  # a WebDataset sample's class, as text, when no extension is named `label`
