@@ -36,24 +36,28 @@ class FlatMapIterator(DatasetIterator):
         # the inputs after the current one, opened ahead: (number, the input's state before it, its iterator, _END,
         # or the error opening it raised)
         self._ahead: collections.deque[tuple[int, tuple, Any]] = collections.deque()
-        self._lent: Iterator[Any] = iter(())  # what the current input lent (DatasetIterator.lend)
+        # what the next element is taken from: the current input, or what it lent (DatasetIterator.lend); empty when
+        # the current input is to be asked first
+        self._from: Iterator[Any] = iter(())
 
     def __next__(self) -> Any:
-        element = next(self._lent, _END)
-        if element is not _END:
-            return element
+        try:
+            return next(self._from)
+        except StopIteration:
+            pass
         while True:
             it = self._current
             if it is not None:
-                try:
-                    element = next(it)
-                except StopIteration:
-                    it.close()
-                    self._current = None
-                else:
-                    if it.lends:  # (the rest of its chunk is then taken without calling it: see lend())
-                        self._lent = it.lend()
-                    return element
+                if self._from is not it:  # (just opened, or what it lent is used up: it gives the next element)
+                    try:
+                        element = next(it)
+                    except StopIteration:
+                        pass
+                    else:  # (a reader lends the rest of its chunk: taken without calling it, see lend())
+                        self._from = it.lend() if it.lends else it
+                        return element
+                it.close()
+                self._current = None
             self._open_next()
 
     @property
@@ -61,7 +65,7 @@ class FlatMapIterator(DatasetIterator):
         return self._current is not None and self._current.lends
 
     def lend(self) -> Iterator[Any]:
-        return self._lent
+        return self._from
 
     def _open_next(self) -> None:
         """Make the next input the current one (StopIteration at the end of the inputs, the error where opening it
@@ -76,7 +80,7 @@ class FlatMapIterator(DatasetIterator):
             self._inputs = number  # (an input that failed to open takes no number, as its function gave no dataset)
             raise it
         self._inputs = number + 1
-        self._current = it
+        self._current, self._from = it, iter(())
         if it.reads_files:
             self._open_ahead()
 
@@ -124,7 +128,7 @@ class FlatMapIterator(DatasetIterator):
         return self._ahead[0][2]
 
     def skip(self, n: int) -> int:
-        self._lent = iter(())
+        self._from = iter(())
         done = 0
         while done < n:
             if self._current is None:
@@ -161,7 +165,7 @@ class FlatMapIterator(DatasetIterator):
             self._current.set_state(state["current"])
 
     def _close_inputs(self) -> None:
-        self._lent = iter(())
+        self._from = iter(())
         for it in (self._current, *(it for _, _, it in self._ahead)):
             if isinstance(it, DatasetIterator):
                 it.close()
