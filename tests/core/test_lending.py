@@ -115,3 +115,22 @@ def test_an_error_in_a_chunk_reaches_the_batch_and_ignore_errors_goes_on(tmp_pat
     one_by_one = list(pf.ArrayRecordDataset(str(damaged)).ignore_errors().as_numpy_iterator())
     batched = pf.ArrayRecordDataset(str(damaged)).ignore_errors().batch(4).as_numpy_iterator()
     assert 0 < len(one_by_one) < 600 and [r for b in batched for r in b] == one_by_one
+
+
+def test_an_ended_reader_is_not_asked_again(tmp_path):
+    """After the last file, next() keeps raising StopIteration without reaching a closed reader (a WebDataset shard's
+    tar file raises on a read once closed)."""
+    import webdataset as wds
+
+    paths = []
+    for k in range(2):
+        paths.append(str(tmp_path / f"shard-{k}.tar"))
+        with wds.TarWriter(paths[-1]) as writer:
+            for i in range(3):
+                writer.write({"__key__": f"s{k}{i}", "cls": b"%d" % i})
+    for ds in (pf.WebDataset(paths), _sources(tmp_path)["parquet"][0]):
+        it = ds.as_numpy_iterator()
+        assert len(list(it)) in (6, sum(ROWS))
+        for _ in range(2):
+            with pytest.raises(StopIteration):
+                next(it)

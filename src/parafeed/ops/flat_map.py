@@ -57,7 +57,7 @@ class FlatMapIterator(DatasetIterator):
                         self._from = it.lend() if it.lends else it
                         return element
                 it.close()
-                self._current = None
+                self._current, self._from = None, iter(())
             self._open_next()
 
     @property
