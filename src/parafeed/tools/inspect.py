@@ -50,7 +50,7 @@ def inspect_file(
     from parafeed.io.tfrecord import TFRecordFileReader
 
     if path.endswith(".arrow") or is_saved_huggingface(path):
-        report = FileReport(path, bytes=0 if os.path.isdir(path) else os.path.getsize(path))
+        report = FileReport(path)
         _inspect_huggingface(report, label)
         return report
     report = FileReport(path, bytes=size_of(path, "inspect", storage_options))
@@ -146,18 +146,18 @@ def _inspect_huggingface(report: FileReport, label: str) -> None:
     """A Hugging Face dataset saved with ``save_to_disk`` (a folder) or one of its Arrow files (``.arrow``, as in
     ``datasets``' cache): every row read, its columns and the label column's histogram (a ``ClassLabel``'s ids)."""
     path = report.path
+    names = sorted(os.listdir(path)) if os.path.isdir(path) else []
+    files = [os.path.join(path, name) for name in names] if names else [path]
+    report.bytes = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
     try:
         import datasets
     except ImportError:
         report.errors.append(f"{path}: reading Hugging Face datasets needs `pip install 'parafeed[huggingface]'`")
         return
-    if os.path.isdir(path):
-        names = sorted(os.listdir(path))
-        report.bytes = sum(os.path.getsize(os.path.join(path, f)) for f in names)
-        if "dataset_dict.json" in names:
-            splits = [d for d in names if os.path.isdir(os.path.join(path, d))]
-            report.errors.append(f"{path} holds a DatasetDict (splits {splits}); inspect one split's folder")
-            return
+    if "dataset_dict.json" in names:
+        splits = [d for d in names if os.path.isdir(os.path.join(path, d))]
+        report.errors.append(f"{path} holds a DatasetDict (splits {splits}); inspect one split's folder")
+        return
     try:
         ds = datasets.load_from_disk(path) if os.path.isdir(path) else datasets.Dataset.from_file(path)
         for batch in ds.with_format("arrow").iter(batch_size=65536):
