@@ -16,6 +16,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 
 import parafeed as pf  # noqa: E402
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError  # noqa: E402
+from tests import host  # noqa: E402
 from tests.adapters.test_tf import finish, run_job  # noqa: E402
 from tests.helpers import free_ports  # noqa: E402
 
@@ -126,5 +127,5 @@ def test_import_parafeed_loads_no_framework():
         "import sys, parafeed as pf; pf.adapters.jax, pf.adapters.torch, pf.feed.FeedStats; "
         "print(sorted(m for m in ('jax', 'torch', 'tensorflow') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=host.seconds(120))
     assert done.stdout.strip() == "[]", done.stderr

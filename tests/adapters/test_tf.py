@@ -9,6 +9,7 @@ import tensorflow as tf
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
+from tests import host
 from tests.adapters.data import write_files
 from tests.helpers import assert_elements_equal
 
@@ -129,7 +130,7 @@ def run_job(args):
 
 def finish(process, timeout):
     try:
-        out, _ = process.communicate(timeout=timeout)
+        out, _ = process.communicate(timeout=host.seconds(timeout))
     except subprocess.TimeoutExpired:
         process.kill()
         out, _ = process.communicate()

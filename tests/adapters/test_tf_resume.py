@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from tests import host
 from tests.adapters.data import write_files
 from tests.adapters.jobs.multiworker_resume import GLOBAL_BATCH
 from tests.helpers import free_ports
@@ -41,7 +42,7 @@ def outputs(workdir, workers):
 def wait(processes, workdir, done, timeout, exits=(0,)):
     """Waits until ``done()``; fails with the workers' output if one exits other than with ``exits`` first, or time
     runs out."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + host.seconds(timeout)
     while not done():
         failed = [p.returncode for p in processes if p.poll() is not None and p.returncode not in exits]
         if failed or time.monotonic() > deadline:

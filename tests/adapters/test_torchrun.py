@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from tests import host
 from tests.adapters.data import write_files
 from tests.adapters.jobs.torchrun_resume import BATCH, CHECKPOINT_EVERY, EPOCHS, FIRST_WORLD, STOP_AT
 from tests.helpers import free_ports
@@ -56,7 +57,7 @@ def output(workdir):
 
 
 def wait_for(workdir, agents, done, timeout):
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + host.seconds(timeout)
     while not done():
         if time.monotonic() > deadline or any(a.poll() not in (None, 0) for a in agents):
             pytest.fail(f"the job failed or hung:\n{output(workdir)}")

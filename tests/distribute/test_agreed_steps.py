@@ -8,6 +8,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
+from tests import host
 from tests.adapters.test_tf import finish, run_job
 from tests.helpers import free_ports
 
@@ -27,7 +28,7 @@ def run_ranks(tmp_path, mode, expect_exit=None):
             for r in range(WORLD)]  # fmt: skip
     for r, job in enumerate(jobs):
         if expect_exit is not None and r in expect_exit:
-            job.communicate(timeout=240)
+            job.communicate(timeout=host.seconds(240))
             assert job.returncode == expect_exit[r]
         else:
             finish(job, 240)

@@ -10,6 +10,7 @@ import pytest
 
 import parafeed as pf
 from parafeed.errors import WorkerError
+from tests import host
 from tests.helpers import assert_elements_equal
 
 EXECUTORS = ["thread", "process"]
@@ -209,6 +210,6 @@ def test_an_exception_class_of_the_main_script_keeps_its_type_on_processes(tmp_p
             """
         )
     )
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=host.seconds(120))
     assert "caught UserError boom 3 RemoteTraceback [0, 1, 2]" in out.stdout, out.stdout + out.stderr
     assert "then [0, 1, 2, 4, 5]" in out.stdout

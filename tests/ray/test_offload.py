@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from tests import host
 from tests.helpers import offload_errors_in_place
 
 from .conftest import NODE, wait_for_cpus, wait_for_free_cpus
@@ -192,7 +193,7 @@ def test_replicas_launching_at_once_on_a_cluster_too_small_share_it_and_finish()
         for t in threads:
             t.start()
         for t in threads:
-            t.join(180)
+            t.join(host.seconds(180))
     assert not errors, errors
     assert not any(t.is_alive() for t in threads), "a replica hung"
     assert sorted(results[0] + results[1]) == [10 * i for i in range(2000)]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import parafeed as pf
+from tests import host
 from tests.helpers import drain
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("ray_cluster")]
@@ -72,7 +73,9 @@ def test_autotune_never_asks_for_more_actors_than_the_cluster_has_cpus():
 
 def test_import_parafeed_does_not_import_ray():
     code = "import sys, parafeed; assert 'ray' not in sys.modules, 'ray imported'; print('ok')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ, timeout=host.seconds(60)
+    )
     assert done.stdout.strip() == "ok", done.stderr
 
 

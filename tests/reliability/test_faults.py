@@ -22,6 +22,7 @@ import pytest
 import parafeed as pf
 from parafeed.errors import DataLossError, WorkerError
 from parafeed.io import cache_format
+from tests import host
 from tests.reliability.resources import baseline, wait_until_released, worker_pids
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -30,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def run_script(script: str, *args: str, timeout: float = 60) -> dict:
     """Run ``script`` in a fresh interpreter; it prints one JSON object last, which is returned."""
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})  # fmt: skip
+                          timeout=host.seconds(timeout), cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})  # fmt: skip
     assert proc.returncode == 0, f"script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -18,6 +18,7 @@ import pytest
 import parafeed as pf
 from parafeed.errors import DataLossError, ParseError
 from parafeed.io import cache_format, tfrecord, tfrecord_framing
+from tests import host
 from tests.reliability import fuzz, fuzz_example, wire
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,7 +37,7 @@ def test_short_fuzz_run_breaks_no_rule(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "tests.reliability.fuzz", "--inputs", "5000", "--cache-inputs", "1000", "--seed", "7",
          "--json", str(report_path)],
-        capture_output=True, text=True, timeout=110, cwd=ROOT,
+        capture_output=True, text=True, timeout=host.seconds(110), cwd=ROOT,
     )  # fmt: skip
     assert report_path.exists(), f"the fuzzer did not finish ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     report = json.loads(report_path.read_text())

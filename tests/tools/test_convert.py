@@ -13,6 +13,7 @@ from parafeed.errors import InvalidArgumentError
 from parafeed.io.manifest import manifest_features, manifest_files, read_manifest
 from parafeed.tools.cli import main
 from parafeed.tools.convert import convert, plan_shards
+from tests import host
 
 
 @settings(max_examples=200, deadline=None)
@@ -150,7 +151,7 @@ def test_a_script_without_a_main_guard_gets_a_clear_error(tmp_path):
     script.write_text(
         f"from parafeed.tools.convert import convert\nconvert({str(tmp_path / 'src')!r}, {str(tmp_path / 'out')!r}, 2)\n"
     )
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=host.seconds(120))
     assert done.returncode != 0
     # the error the script ends with (multiprocessing's resource tracker may print a warning after it)
     ending = [line for line in done.stderr.splitlines() if line.startswith("parafeed.errors.WorkerError")]

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests import host
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -15,7 +17,7 @@ def test_demo_trains_with_mirrored_strategy_and_reports_balance(tmp_path):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
     # 2 epochs: the first traces the step function, the second gives the samples/s and input-wait figures (epochs 2+)
     command = [sys.executable, "-m", "parafeed", "demo", "--workdir", str(tmp_path), "--epochs", "2"]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=host.seconds(280))
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
     assert "MirroredStrategy, 2 replicas" in out
