@@ -45,6 +45,14 @@ LONG_TESTS = (
 )
 
 
+def pytest_configure(config):
+    host.start_suite()
+
+
+def pytest_unconfigure(config):
+    host.end_suite()
+
+
 def xdist_group(nodeid: str) -> str | None:
     return next((group for prefix, group in XDIST_GROUPS.items() if nodeid.startswith(prefix)), None)
 
@@ -73,9 +81,11 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_protocol(item, nextitem):
     """A test's time limit stretched for this host as it is when the test starts (tests/host.py): fewer cores than the
     suite is sized for, or other work loading it. (Before pytest-timeout reads the limit: tryfirst puts this wrapper
-    outside its own.)"""
+    outside its own.) Whether this worker runs a test, for the other workers' stretch."""
     marker = item.get_closest_marker("timeout")
     limit = float(marker.args[0]) if marker is not None and marker.args else float(item.config.getini("timeout") or 0)
+    host.running(True)
     if limit and host.slowdown() > 1:
         item.add_marker(pytest.mark.timeout(host.seconds(limit)), append=False)
     yield
+    host.running(False)

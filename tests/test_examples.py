@@ -18,10 +18,13 @@ def run_example(name, workdir, timeout, *options):
     env = {**os.environ, "PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
     command = [sys.executable, os.path.join(ROOT, "examples", f"{name}.py"), "--quick", "--workdir", str(workdir)]
     command += options
+    limit = host.seconds(timeout)
     try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=host.seconds(timeout))
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=limit)
     except subprocess.TimeoutExpired as err:
-        pytest.fail(f"{name} did not finish within {timeout} s:\n{(err.stdout or '')[-3000:]}")
+        output = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) else err.stdout or ""
+        output = output[-3000:]  # (subprocess gives bytes on a timeout, even with text=True)
+        pytest.fail(f"{name} did not finish within {limit:.0f} s ({timeout} s stretched for this host):\n{output}")
     assert done.returncode == 0, f"{name} exited with {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout
 

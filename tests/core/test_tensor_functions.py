@@ -69,3 +69,14 @@ def test_pf_function_gives_tensors_where_the_scan_cannot_see():
 
     assert direct(np.zeros((2, 3))) == [2, 3]  # called directly, as a tf.function is
     assert pf.function(direct) is direct
+
+
+def test_the_scan_reads_a_module_namespace_without_touching_its_removed_names():
+    """``np.array(..., dtype=object)`` names ``object`` and ``str`` on NumPy's module: the scan looks them up in the
+    module's namespace, not through NumPy's ``__getattr__``, which warns (FutureWarning) of its removed aliases."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = pf.Dataset.range(2).map(lambda x: np.array([str(x)], dtype=object))
+        assert [v.tolist() for v in ds.as_numpy_iterator()] == [[b"0"], [b"1"]]

@@ -151,7 +151,8 @@ def _reached(obj: Any, names: set[str], classes: set[type]) -> list[Any]:
     found: list[Any] = []
     for value in [obj.__globals__[n] for n in own if n in obj.__globals__] + cells:
         if isinstance(value, types.ModuleType):  # module.function(...): the module's functions named in the code
-            found += [a for a in (getattr(value, n, None) for n in own) if isinstance(a, types.FunctionType)]
+            # (from the module's namespace: not its __getattr__, where NumPy warns of its removed names)
+            found += [a for a in map(vars(value).get, own) if isinstance(a, types.FunctionType)]
         elif isinstance(value, type):  # a class the code makes or calls
             classes.add(value)
         elif isinstance(value, (types.FunctionType, types.MethodType, functools.partial, TensorFunction)):
