@@ -188,3 +188,20 @@ def test_a_parallel_map_starts_at_the_input_cores_of_a_many_core_host(monkeypatc
     assert [next(it) for _ in range(40)] == list(range(40))  # past the probe: the threads started
     assert {s.name: s for s in it.stats()}["Map"].parallelism >= 15
     it.close()
+
+
+def test_a_pool_window_restarts_with_the_workers_and_is_kept_with_what_it_decided():
+    """The trainer's wait while the workers (re)start is not a measure of the pipeline: the window starts again when
+    they have started, so a long restart does not read as a trainer that did not wait (which would shrink the pool)."""
+    clock = Clock()
+    tuner = PoolTuner(clock=clock)
+    clock.now += 30.0  # the workers took 30 s to start; the trainer waited for them outside the window's measures
+    tuner.restart()
+    assert tuner.update(2, lambda: 10) == 2  # a new window: not full yet
+    assert pool_window(tuner, clock, 2, 10, waited_share=0.8, busy_share=1.0) == 4
+    assert list(tuner.windows) == [(POOL_WINDOW_SECONDS, 0.8, 1.0, 2, 10, 4)]
+    for _ in range(2):  # (without the restarts each 30 s would count as a window the trainer hardly waited in)
+        clock.now += 30.0
+        tuner.restart()
+        assert pool_window(tuner, clock, 4, 0, waited_share=0.2, busy_share=1.0) == 4
+    assert [w.decided for w in tuner.windows] == [4, 4, 4] and tuner.windows[-1].room == 0

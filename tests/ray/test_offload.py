@@ -309,13 +309,14 @@ def test_autotune_adds_workers_while_the_trainer_waits_and_removes_them_when_it_
     ray_cluster.reclaim_idle()  # (earlier tests' warm workers give their CPUs back)
     wait_for_free_cpus(4)
     slow = pf.Dataset.range(600).map(lambda x: (time.sleep(0.01), x)[1]).batch(4)  # (waits, not CPU: even under load)
-    got, counts = _workers_over_an_epoch(iter(slow.offload()))
+    it = iter(slow.offload())
+    got, counts = _workers_over_an_epoch(it)
     assert got == [list(range(i, i + 4)) for i in range(0, 600, 4)]
-    assert counts[0] == 2 and max(counts) > 2, counts
+    assert counts[0] == 2 and max(counts) > 2, (counts, list(it._workers.tuner.windows))
 
     ray_cluster.reclaim_idle()  # (the first step's warm workers give their CPUs back)
     wait_for_free_cpus(4)
-    cheap = pf.Dataset.range(400).batch(4).offload()
-    got, counts = _workers_over_an_epoch(iter(cheap), pause=0.1)
+    it = iter(pf.Dataset.range(400).batch(4).offload())
+    got, counts = _workers_over_an_epoch(it, pause=0.1)
     assert got == [list(range(i, i + 4)) for i in range(0, 400, 4)]
-    assert counts[0] == 2 and 1 in counts, counts
+    assert counts[0] == 2 and 1 in counts, (counts, list(it._workers.tuner.windows))

@@ -18,8 +18,10 @@ is simply slower than the consumer gains nothing from a bigger buffer, so it doe
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 WINDOW_SECONDS = 0.2
 GAIN = 1.05
@@ -106,15 +108,23 @@ class PoolTuner:
     Every window (``POOL_WINDOW_SECONDS``): a trainer that waited more than 5 % of the time gets one more worker (twice
     as many when it waited more than half the time), as far as the cluster has room; a trainer that did not wait
     (under 1 %) for two windows in a row, with workers busy little enough that one fewer would be under 70 % busy,
-    gets one fewer (its CPU goes back to the cluster).
+    gets one fewer (its CPU goes back to the cluster). A window starts again when the workers (re)start and when
+    their first blocks come: the trainer's wait for them to start, and for the pipeline to fill, is not its speed (else
+    each resize reads as a starved trainer and grows the pool again). ``windows`` keeps the last windows' measures and
+    what they decided, to log or to explain a count.
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
-        self._window_start = clock()
+        self._idle_windows = 0
+        self.windows: collections.deque[PoolWindow] = collections.deque(maxlen=64)
+        self.restart()
+
+    def restart(self) -> None:
+        """A new window from now (the workers have just started)."""
+        self._window_start = self._clock()
         self._waited = 0.0
         self._busy = 0.0
-        self._idle_windows = 0
 
     def record(self, waited: float, busy: float) -> None:
         """The trainer waited ``waited`` seconds for a call that kept a worker busy ``busy`` seconds."""
@@ -132,9 +142,23 @@ class PoolTuner:
         self._window_start, self._waited, self._busy = now, 0.0, 0.0
         self._idle_windows = self._idle_windows + 1 if starved < 0.01 else 0
         more = room() if starved > 0.05 else 0
+        count = workers
         if more > 0:
-            return workers + min(more, workers if starved > 0.5 else 1)
-        if self._idle_windows >= 2 and workers > 1 and busy * workers / (workers - 1) < 0.7:
+            count = workers + min(more, workers if starved > 0.5 else 1)
+        elif self._idle_windows >= 2 and workers > 1 and busy * workers / (workers - 1) < 0.7:
             self._idle_windows = 0
-            return workers - 1
-        return workers
+            count = workers - 1
+        self.windows.append(PoolWindow(span, starved, busy, workers, more, count))
+        return count
+
+
+class PoolWindow(NamedTuple):
+    """One window of :class:`PoolTuner`: its seconds, the share of them the trainer waited, the workers' busy share,
+    the workers it ran on, the room for more it saw (asked only when starved) and the workers it decided on."""
+
+    seconds: float
+    starved: float
+    busy: float
+    workers: int
+    room: int
+    decided: int

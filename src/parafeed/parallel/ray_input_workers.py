@@ -163,6 +163,8 @@ class _Worker:
         self.calls: collections.deque[Any] = collections.deque()  # ObjectRefs of its calls (each some blocks)
         self.ready: collections.deque[Block] = collections.deque()  # blocks received, not yet taken
         self.fresh = False  # a replacement whose first call has not come back: it includes the actor's start
+        self.filling = True  # its first call since it (re)started has not come back: the trainer's wait for it is the
+        # pipeline filling, not its speed (AUTOTUNE's window starts again after it)
 
 
 class InputWorkers:
@@ -267,6 +269,8 @@ class InputWorkers:
             self._round_trip = self._round_trip_to(pool.actors[0])
         for worker in self._workers:
             self._request(worker)
+        if self.tuner is not None:
+            self.tuner.restart()
 
     def _warn_short(self, asked: int, got: int) -> None:
         if not self._warned:
@@ -319,8 +323,11 @@ class InputWorkers:
                 worker.fresh = False
             else:
                 self._longest_wait = max(self._longest_wait, waited)
-            if self.tuner is not None:
+            if self.tuner is not None and worker.filling:  # (the window measures the pipeline once it is full)
+                self.tuner.restart()
+            elif self.tuner is not None:
                 self.tuner.record(waited, seconds)
+            worker.filling = False
             worker.state = blocks[-1][1]
             worker.ready.extend(blocks)
             self._size_calls(blocks, seconds)
@@ -368,7 +375,7 @@ class InputWorkers:
             return
         actor = pool.new_actor()
         pool.actors[pool.actors.index(worker.actor)] = actor
-        worker.actor, worker.calls, worker.fresh = actor, collections.deque(), True
+        worker.actor, worker.calls, worker.fresh, worker.filling = actor, collections.deque(), True, True
         actor.start.remote(self._run, (len(self._workers), worker.index, self._first), worker.state, self._number)
         self._request(worker)
 
