@@ -312,11 +312,13 @@ def test_autotune_adds_workers_while_the_trainer_waits_and_removes_them_when_it_
     it = iter(slow.offload())
     got, counts = _workers_over_an_epoch(it)
     assert got == [list(range(i, i + 4)) for i in range(0, 600, 4)]
-    assert counts[0] == 2 and max(counts) > 2, (counts, list(it._workers.tuner.windows))
+    assert counts[0] == 2 and max(counts) > 2, (counts, it.autotune_windows)
+    assert any(w.decided > w.workers and w.starved > 0.05 and w.room > 0 for w in it.autotune_windows)
 
     ray_cluster.reclaim_idle()  # (the first step's warm workers give their CPUs back)
     wait_for_free_cpus(4)
     it = iter(pf.Dataset.range(400).batch(4).offload())
     got, counts = _workers_over_an_epoch(it, pause=0.1)
     assert got == [list(range(i, i + 4)) for i in range(0, 400, 4)]
-    assert counts[0] == 2 and 1 in counts, (counts, list(it._workers.tuner.windows))
+    assert counts[0] == 2 and 1 in counts, (counts, it.autotune_windows)
+    assert any(w.decided < w.workers and w.starved < 0.01 for w in it.autotune_windows)

@@ -138,6 +138,13 @@ class _OffloadIterator(DatasetIterator):
         return len(self._workers)
 
     @property
+    def autotune_windows(self) -> list:
+        """``workers=AUTOTUNE`` on Ray: its last windows, what it measured in each and the workers it decided on
+        (:class:`parafeed.parallel.autotune.PoolWindow`); empty for a fixed count."""
+        tuner = self._workers.tuner
+        return list(tuner.windows) if tuner is not None else []
+
+    @property
     def actors(self) -> list:
         """The input workers' Ray actors, in worker order (empty before the first element)."""
         return self._workers.actors

@@ -121,7 +121,7 @@ class PoolTuner:
         self.restart()
 
     def restart(self) -> None:
-        """A new window from now (the workers have just started)."""
+        """A new window from now (the workers have just started, or their first blocks have come)."""
         self._window_start = self._clock()
         self._waited = 0.0
         self._busy = 0.0
