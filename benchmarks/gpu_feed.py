@@ -228,8 +228,9 @@ def main() -> None:
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # (JAX takes what it uses, not 75 % of the GPU)
         print(RESULT + json.dumps(child(args.child, args)), flush=True)
         os._exit(0)  # (no waiting for the feeders' pools at exit: the row is measured)
-    skip = FREE if args.model == "none" else JAX  # (free input is a model's speed; there is no JAX model here)
-    rows = [r for r in args.rows.split(";") if r and r != skip]
+    # (free input is a model's speed; bare threads are the CPU-only ceiling; there is no JAX model here)
+    skip = {FREE} if args.model == "none" else {BARE, JAX}
+    rows = [r for r in args.rows.split(";") if r and r not in skip]
     results: dict[str, list[dict[str, float]]] = {r: [] for r in rows}
     for _ in range(args.runs):
         for row in rows:
@@ -242,6 +243,7 @@ def main() -> None:
                 print(f"{row}: failed\n{out.stderr[-3000:]}", file=sys.stderr)
                 continue
             results[row].append(json.loads(line[0][len(RESULT) :]))
+            print(f"{row}: {results[row][-1]}", file=sys.stderr, flush=True)  # (a cut-short run still says something)
     print(table(results, args))
 
 

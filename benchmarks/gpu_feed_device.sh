@@ -3,7 +3,7 @@
 # NumPy, OpenCV, Pillow, protobuf; no simplejpeg, google-crc32c): one run of `benchmarks/gpu_feed.py`'s two parts,
 # its tables written under $OUT. Here first: `bash benchmarks/gpu_feed_device.sh wheels` puts the cp312 wheels
 # parafeed needs in .device-wheels/ (carry it: `run(carry=[".device-wheels"], ...)`); there:
-# `bash benchmarks/gpu_feed_device.sh` (about 4 minutes with the defaults below).
+# `bash benchmarks/gpu_feed_device.sh` (about 8 minutes with the defaults below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = wheels ]; then
@@ -16,8 +16,8 @@ mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --target /tmp/pf-deps .device-wheels/*.whl
 PYTHONPATH=/tmp/pf-deps python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/pf .
 export PYTHONPATH=/tmp/pf:/tmp/pf-deps
-FEED=(--device cuda --batch 256 --photos 4000 --shards 16 --runs "${RUNS:-1}" --warmup 6 --seconds 12
+FEED=(--device cuda --batch 256 --photos 4000 --shards 16 --runs "${RUNS:-1}" --warmup 6 --seconds 10
       --data /tmp/gpu-feed-data --no-save)
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model none | tee "$OUT/cpu-per-image.md"
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet50 | tee "$OUT/resnet50.md"
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet18 --rows "free input;parafeed default (AUTOTUNE, no executor);parafeed map(executor=\"process\");PyTorch DataLoader" | tee "$OUT/resnet18.md"
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet50 2>&1 | tee "$OUT/resnet50.md"
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model none 2>&1 | tee "$OUT/cpu-per-image.md"
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet18 --rows "free input;parafeed default (AUTOTUNE, no executor);parafeed map(executor=\"process\");PyTorch DataLoader" 2>&1 | tee "$OUT/resnet18.md"
