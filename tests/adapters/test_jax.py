@@ -68,6 +68,7 @@ def test_a_given_sharding_or_device():
     device = jax.devices()[2]
     one = next(iter(pipeline().to_jax(device)))
     assert one["x"].devices() == {device} and one["id"].devices() == {device}
+    assert pipeline().to_jax(device).dataset.options().autotune.executor is None  # (on accelerators: "process")
 
 
 def test_state_dict_is_exact_while_batches_are_placed_ahead():

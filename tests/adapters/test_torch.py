@@ -173,6 +173,17 @@ def test_to_torch_rejects_unknown_keywords_and_distribute_arguments_without_dist
     assert [b.tolist() for b in ds.to_torch(True, num_replicas=2, replica_id=1, policy="DATA")] == [[1, 3], [5, 7]]
 
 
+def test_a_feed_to_an_accelerator_runs_autotune_maps_on_processes_unless_the_pipeline_says_otherwise():
+    ds = pf.Dataset.range(8).map(lambda x: x, num_parallel_calls=pf.AUTOTUNE).batch(2)
+    assert ds.to_torch(device="cuda").dataset.options().autotune.executor == "process"  # (built, not iterated)
+    assert ds.to_torch(device=torch.device("cuda", 1)).dataset.options().autotune.executor == "process"
+    for feed in (ds.to_torch(), ds.to_torch(device="cpu")):
+        assert feed.dataset.options().autotune.executor is None
+    threads = pf.Options()
+    threads.autotune.executor = "thread"
+    assert ds.with_options(threads).to_torch(device="cuda").dataset.options().autotune.executor == "thread"
+
+
 def test_feed_stats_count_what_the_loop_took_and_the_process_cpu_per_element():
     stats = pf.feed.FeedStats()
     ds = pf.Dataset.range(1000).map(lambda x: np.full((64,), x, np.float32)).batch(50)

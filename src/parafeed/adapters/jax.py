@@ -18,7 +18,7 @@ from typing import Any
 from parafeed.core.dataset import Dataset
 from parafeed.feed.ahead import Ahead
 from parafeed.feed.jax_device import JaxTransfer
-from parafeed.feed.passes import Passes, agrees, check_arguments, position_after, rows
+from parafeed.feed.passes import Passes, agrees, check_arguments, on_accelerator, position_after, rows
 from parafeed.feed.stats import FeedStats
 
 
@@ -42,7 +42,9 @@ def to_jax(
     Args:
         sharding: a ``jax.sharding.Sharding`` for every array leaf of rank >= 1 (0-d leaves are replicated over its
             mesh), or a ``jax.Device``. None (the default): the first dimension split over ``jax.devices()``, every
-            device of the job; each process gives its own rows. Strings stay NumPy / ``bytes``.
+            device of the job; each process gives its own rows. Strings stay NumPy / ``bytes``. Where it lays
+            arrays out on accelerators, AUTOTUNE runs the pipeline's maps that chose no executor on worker processes
+            (``Options.autotune.executor``: the loop's Python needs the GIL).
         distribute: split the pipeline by ``jax.process_index()`` and ``jax.process_count()`` (``ds.distribute()``);
             the other keyword arguments go to ``distribute()`` (any other keyword is an error).
         ahead: batches placed on the devices before the loop asks, by a thread of the feed (0: on the loop's thread;
@@ -64,6 +66,8 @@ def to_jax(
             distribute_args.setdefault("replica_id", jax.process_index())
         ds = ds.distribute(**distribute_args)
     transfer = JaxTransfer(sharding)
+    if any(device.platform != "cpu" for device in transfer.sharding.device_set):
+        ds = on_accelerator(ds)
     depth = 0 if agrees(ds) else ahead
 
     def feed(it: Any) -> Ahead:

@@ -18,7 +18,7 @@ from typing import Any
 
 from parafeed.core.dataset import Dataset
 from parafeed.feed.ahead import Ahead
-from parafeed.feed.passes import Passes, agrees, check_arguments, position_after, rows
+from parafeed.feed.passes import Passes, agrees, check_arguments, on_accelerator, position_after, rows
 from parafeed.feed.stats import FeedStats
 from parafeed.feed.torch_device import TorchTransfer, to_tensor
 from parafeed.values.structure import map_structure
@@ -42,7 +42,8 @@ def to_torch(
             pipeline makes them. ``"cuda"``, ``"cuda:1"``, ``"cpu"`` or a ``torch.device``: batches readied on a
             thread of the feed ``ahead`` batches before the loop asks (:mod:`parafeed.feed`); on a GPU they are
             copied through page-locked buffers reused from a ring, on a side stream, and handed over safe to use on
-            the loop's current stream.
+            the loop's current stream; on any device but the CPU, AUTOTUNE runs the pipeline's maps that chose no
+            executor on worker processes (``Options.autotune.executor``: the loop's Python needs the GIL).
         ahead: batches readied ahead on a device (0: on the loop's thread; a pipeline whose replicas agree on their
             steps at run time through the loop's process group always is, since its collectives cannot run on a
             second thread).
@@ -53,11 +54,14 @@ def to_torch(
         >>> for x, y, w in ds.to_torch(device="cuda"):
         ...     loss = (w * F.cross_entropy(model(x), y, reduction="none")).mean()
     """
+    import torch
     import torch.utils.data
 
     check_arguments("to_torch", "distribute, device, ahead, stats", distribute, distribute_args, ahead)
     if distribute:
         ds = ds.distribute(**distribute_args)
+    if device is not None and torch.device(device).type != "cpu":
+        ds = on_accelerator(ds)
     agreeing = agrees(ds)
 
     class ParafeedIterable(Passes, torch.utils.data.IterableDataset):

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TypeVar
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 
 EXECUTORS = ("thread", "process", "ray")
+AUTOTUNE_EXECUTORS = ("thread", "process")
 
 
 class AutoShardPolicy(enum.IntEnum):
@@ -119,13 +120,24 @@ def _is_group(kind: Any) -> bool:
 
 class AutotuneOptions(_OptionGroup):
     """``options.autotune``: ``enabled`` (parafeed's autotuner, default True), ``cpu_budget`` (the most workers a
-    parallel step may use) and ``ram_budget`` (bytes); the other fields are accepted and have no effect."""
+    parallel step may use) and ``ram_budget`` (bytes); the other fields are accepted and have no effect, except
+    parafeed's own ``executor``: where AUTOTUNE runs a ``map(..., num_parallel_calls=AUTOTUNE)`` that chose no
+    executor (nor ``Options.executor``) once its first elements, timed inline, show the function is worth running in
+    parallel. ``"thread"`` (the default): on threads, moving to worker processes if the threads do not speed it up
+    (it holds the GIL). ``"process"``: on worker processes at once, where the function can be sent to one (else
+    threads): what the device feeds (``to_torch(device="cuda")``, ``to_jax()`` on accelerators) set, since the
+    training loop's Python needs the GIL, and gets it late beside the map's threads."""
 
     _FIELDS: ClassVar[dict[str, Any]] = {
         "enabled": bool, "cpu_budget": int, "ram_budget": int, "autotune_algorithm": AutotuneAlgorithm,
-        "initial_parallelism": int, "min_parallelism": int,
+        "initial_parallelism": int, "min_parallelism": int, "executor": str,
     }  # fmt: skip
     _IGNORED = frozenset({"autotune_algorithm", "initial_parallelism", "min_parallelism"})
+
+    def _check(self, name: str, value: Any) -> Any:
+        if name == "executor" and value is not None and value not in AUTOTUNE_EXECUTORS:
+            raise InvalidArgumentError(f"AutotuneOptions: executor must be one of {AUTOTUNE_EXECUTORS}, got {value!r}")
+        return super()._check(name, value)
 
 
 class DistributeOptions(_OptionGroup):

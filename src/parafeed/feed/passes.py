@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from parafeed.core.dataset import Dataset
+from parafeed.core.options import Options
 from parafeed.distribute.resume import Epochs, save_state
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError
 from parafeed.feed.ahead import Ahead
@@ -92,6 +93,17 @@ def check_arguments(adapter: str, takes: str, distribute: bool, distribute_args:
         )
     if not isinstance(ahead, int) or isinstance(ahead, bool) or ahead < 0:
         raise InvalidArgumentError(f"{adapter}(): `ahead` must be an int >= 0, got {ahead!r}")
+
+
+def on_accelerator(dataset: Dataset) -> Dataset:
+    """``dataset`` as a feed to an accelerator's training loop runs it: its AUTOTUNE maps that chose no executor on
+    worker processes at once (``Options.autotune.executor = "process"``, unless the pipeline sets it), since the
+    loop's Python needs the GIL to launch the model's kernels and the map's threads would compete with it."""
+    if dataset.options().autotune.executor is not None:
+        return dataset
+    options = Options()
+    options.autotune.executor = "process"
+    return dataset.with_options(options)
 
 
 def rows(batch: Any) -> int:

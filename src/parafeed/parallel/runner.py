@@ -12,7 +12,9 @@ gain from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator,
 call is left out of the timing (it pays for warm-up: imports, caches), and the probe ends after ``PROBE_ELEMENTS`` or
 once the calls after the first have taken ``PROBE_SECONDS``, so an expensive function runs only a few elements inline.
 The time it measured is also what the threads are then held to: a step whose threads barely beat one thread warns
-once that its function holds the GIL (:mod:`parafeed.parallel.thread_speedup`).
+once that its function holds the GIL (:mod:`parafeed.parallel.thread_speedup`), or moves it to worker processes
+where it chose no executor; with ``Options.autotune.executor = "process"`` (the device feeds) a function worth
+running in parallel moves to them at once.
 """
 
 from __future__ import annotations
@@ -158,8 +160,8 @@ class ParallelMapIterator(DatasetIterator):
         learned: the step's record of where AUTOTUNE settled in its earlier passes: this pass starts there (else at
             :func:`~parafeed.core.options.input_cores`) and updates it.
         switch_to: worker processes for the function (``make_executor``'s arguments), which a map on threads that
-            chose no executor moves to when its threads do not speed the function up (it holds the GIL); None: it
-            warns instead.
+            chose no executor moves to when its threads do not speed the function up (it holds the GIL), or as soon
+            as it goes parallel where ``Options.autotune.executor`` is ``"process"``; None: it warns instead.
         """
         super().__init__()
         options = current_options()
@@ -186,6 +188,7 @@ class ParallelMapIterator(DatasetIterator):
         self._speedup: ThreadSpeedup | None = None  # (threads, after a probe) whether they speed the function up
         self._executor: Any = None
         self._switch_to = switch_to
+        self._move_at_start = bool(switch_to and autotune and options.autotune.executor == "process")
         self._left: Any = None  # the executor switched away from (closed with this iterator)
         self._shared: _Shared | None = None
         self._feeder: threading.Thread | None = None
@@ -322,12 +325,13 @@ class ParallelMapIterator(DatasetIterator):
             if self.stage is not None:
                 self.stage.parallelism = value
 
-    def _switch(self) -> bool:
-        """Move the function to worker processes from the next chunk on (its threads finish the chunks they have);
-        False where there is nothing to switch to, or the function cannot be sent to a process."""
+    def _switch(self, starting: _Shared | None = None) -> bool:
+        """Move the function to worker processes from the next chunk on (its threads finish the chunks they have),
+        or from the first chunk while ``starting``; False where there is nothing to switch to, or the function cannot
+        be sent to a process."""
         if self._switch_to is None:
             return False
-        shared = cast(_Shared, self._shared)
+        shared = starting or cast(_Shared, self._shared)
         workers = max(self._workers, min(self._max, input_cores()))
         try:
             new = self._switch_to(workers, shared.results)
@@ -338,10 +342,13 @@ class ParallelMapIterator(DatasetIterator):
         self._left, self._executor, self._workers = self._executor, new, workers
         if self._tuner is not None:
             self._tuner.value = max(self._tuner.value, workers)
-        learned = cast(Learned, self._learned)  # (a switch follows a speedup check: AUTOTUNE keeps a record)
+        learned = cast(Learned, self._learned)  # (a switch follows a probe: AUTOTUNE keeps a record)
         learned.executor = new.kind
         with shared.cond:
-            shared.switch_to = new
+            if starting is None:
+                shared.switch_to = new
+            else:
+                shared.executor = new
             shared.limit = max(shared.limit, workers * self._depth)
             shared.cond.notify()
         if self.stage is not None:
@@ -393,7 +400,9 @@ class ParallelMapIterator(DatasetIterator):
         shared = self._shared = _Shared(parallelism * self._depth, chunk)
         self._base = self._index
         self._workers = parallelism
-        self._executor = shared.executor = self._make_executor(parallelism, shared.results)
+        moved = self._move_at_start and self._switch(shared)  # (Options.autotune.executor: no threads at all)
+        if not moved:
+            self._executor = shared.executor = self._make_executor(parallelism, shared.results)
         self._feeder = threading.Thread(
             target=_feed, args=(shared, self._parent, marks), name="parafeed-feeder", daemon=True
         )
@@ -401,8 +410,8 @@ class ParallelMapIterator(DatasetIterator):
         if self.stage is not None:
             self.stage.executor = getattr(self._executor, "kind", "")
             self.stage.threaded = True
-            self.stage.parallelism = parallelism
-            self.stage.buffer_size = parallelism
+            self.stage.parallelism = self._workers
+            self.stage.buffer_size = self._workers
 
     def close(self) -> None:
         if self._closed:
