@@ -1,6 +1,7 @@
-"""``Options.autotune.executor = "process"`` (what the device feeds set): an AUTOTUNE map that chose no executor goes
-to worker processes as soon as its probe finds it worth running in parallel; cheap functions stay inline, functions
-that cannot be sent stay on threads, and a chosen executor wins."""
+"""Where AUTOTUNE runs a map that chose no executor. With ``Options.autotune.executor = "process"`` (what the device
+feeds set) it goes to worker processes as soon as its probe finds it worth running in parallel; cheap functions stay
+inline, functions that cannot be sent stay on threads, and a chosen executor wins. In an input worker
+(``offload``) it never moves to processes of its own."""
 
 import os
 import threading
@@ -99,3 +100,18 @@ def test_the_option_takes_threads_or_processes_and_a_feed_sets_it_unless_the_pip
     mine = pf.Options()
     mine.autotune.executor = "thread"
     assert on_accelerator(ds.with_options(mine)).options().autotune.executor == "thread"
+
+
+def pure_python(x):
+    """About 2 ms of pure Python (it holds the GIL: threads do not speed it up), and the pid that ran it."""
+    total = 0
+    for i in range(40000):
+        total += i % 7
+    return np.array([x, os.getpid()])
+
+
+def test_a_map_in_an_input_worker_starts_no_processes_of_its_own():
+    ds = pf.Dataset.range(3000).map(pure_python, num_parallel_calls=pf.AUTOTUNE).batch(10)  # (seconds of threads)
+    rows = np.concatenate(list(ds.offload(executor="process", workers=1)))
+    assert rows[:, 0].tolist() == list(range(3000))
+    assert len(set(rows[:, 1])) == 1 and os.getpid() not in rows[:, 1]  # the worker's own pid: none nested

@@ -121,7 +121,8 @@ class MapDataset(Dataset):
         make_serial: Callable[[Any, int], _MapIterator] = functools.partial(self._serial_iterator, fn=fn)
         deterministic = self._deterministic
         switch_to = None
-        if chosen is None and self._num_parallel_calls == AUTOTUNE:  # threads that hold the GIL: on to processes
+        in_worker = run is not None and run.input_worker  # (an input worker starts no processes of its own)
+        if chosen is None and self._num_parallel_calls == AUTOTUNE and not in_worker:  # holds the GIL: to processes
             from parafeed.parallel.processes import process_executor_factory
 
             switch_to = process_executor_factory(self, apply, rows if fused else None)
