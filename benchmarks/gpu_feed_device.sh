@@ -16,7 +16,7 @@ mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --target /tmp/pf-deps .device-wheels/*.whl
 PYTHONPATH=/tmp/pf-deps python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/pf .
 export PYTHONPATH=/tmp/pf:/tmp/pf-deps
-FEED=(--device cuda --batch 256 --photos 4000 --shards 16 --runs "${RUNS:-1}" --warmup 6 --seconds 10
+FEED=(--device cuda --batch 256 --photos 4000 --shards 16 --runs "${RUNS:-1}" --warmup 5 --seconds 10
       --data /tmp/gpu-feed-data --no-save)
 python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet50 2>&1 | tee "$OUT/resnet50.md"
 python3 benchmarks/gpu_feed.py "${FEED[@]}" --model none 2>&1 | tee "$OUT/cpu-per-image.md"
