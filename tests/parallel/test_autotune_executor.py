@@ -1,7 +1,7 @@
 """Where AUTOTUNE runs a map that chose no executor. With ``Options.autotune.executor = "process"`` (what the device
 feeds set) it goes to worker processes as soon as its probe finds it worth running in parallel; cheap functions stay
-inline, functions that cannot be sent stay on threads, and a chosen executor wins. In an input worker
-(``offload``) it never moves to processes of its own."""
+inline, functions that cannot be sent (or that hold more data than every worker should copy) stay on threads, and
+a chosen executor wins. In an input worker (``offload``) it never moves to processes of its own."""
 
 import os
 import threading
@@ -12,6 +12,8 @@ import pytest
 import parafeed as pf
 from parafeed.errors import InvalidArgumentError
 from parafeed.feed.passes import on_accelerator
+from parafeed.ops.offload import PORTABLE_BYTES
+from parafeed.parallel.processes import DataTooLarge, pickled_within
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -89,6 +91,20 @@ def test_a_function_that_cannot_go_to_a_process_stays_on_threads():
     ds = pf.Dataset.range(200).map(locked, num_parallel_calls=pf.AUTOTUNE).batch(10).with_options(processes_first())
     rows, executor = pids_and_executor(ds)
     assert rows[:, 0].tolist() == list(range(200)) and set(rows[:, 1]) == {os.getpid()} and executor == "thread"
+
+
+def test_a_function_holding_more_data_than_every_worker_should_copy_stays_on_threads():
+    table = np.zeros(PORTABLE_BYTES + 1, np.uint8)  # (each of the workers would get a copy)
+
+    def looks_up(x):
+        return costly(x + int(table[x]))
+
+    ds = pf.Dataset.range(200).map(looks_up, num_parallel_calls=pf.AUTOTUNE).batch(10).with_options(processes_first())
+    rows, executor = pids_and_executor(ds)
+    assert rows[:, 0].tolist() == list(range(200)) and set(rows[:, 1]) == {os.getpid()} and executor == "thread"
+    with pytest.raises(DataTooLarge, match="more than"):
+        pickled_within(looks_up, PORTABLE_BYTES)
+    assert len(pickled_within(costly, PORTABLE_BYTES)) < 1000  # (a module's function goes by reference)
 
 
 def test_the_option_takes_threads_or_processes_and_a_feed_sets_it_unless_the_pipeline_does():

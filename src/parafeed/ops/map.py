@@ -125,7 +125,9 @@ class MapDataset(Dataset):
         if chosen is None and self._num_parallel_calls == AUTOTUNE and not in_worker:  # holds the GIL: to processes
             from parafeed.parallel.processes import process_executor_factory
 
-            switch_to = process_executor_factory(self, apply, rows if fused else None)
+            from parafeed.ops.offload import PORTABLE_BYTES  # (a function holding more data stays here, on threads)
+
+            switch_to = process_executor_factory(self, apply, rows if fused else None, PORTABLE_BYTES)
         if fused:
             apply, deterministic = placing(apply, cast("BatchRows", rows)), True  # (fused: rows is not None)
 

@@ -15,6 +15,7 @@ SIGINT (Ctrl-C reaches the consumer) and exit when the main process goes away.
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 import time
@@ -223,7 +224,9 @@ class _IdlePools:
         self._idle: dict[int, ProcessPool] = {}  # id(step) -> its idle pool (one at most)
         self._steps: set[int] = set()  # steps being watched for garbage collection
 
-    def borrow(self, step: Any, fn: Any, workers: int) -> ProcessPool:
+    def borrow(self, step: Any, fn: Any, workers: int, limit: int | None = None) -> ProcessPool:
+        """The step's idle pool (grown to ``workers``), else a new one for ``fn``: :class:`DataTooLarge` where
+        ``limit`` bytes do not hold it pickled."""
         import cloudpickle
 
         key = id(step)
@@ -236,7 +239,7 @@ class _IdlePools:
             pool.shutdown()
             pool = None
         if pool is None:
-            pool = ProcessPool(cloudpickle.dumps(fn), workers)
+            pool = ProcessPool(cloudpickle.dumps(fn) if limit is None else pickled_within(fn, limit), workers)
         else:
             pool.grow(workers)
         pool.owner = key
@@ -264,12 +267,43 @@ class _IdlePools:
 _idle_pools = _IdlePools()
 
 
-def process_executor_factory(step: Any, fn: Any, rows: BatchRows | None = None) -> MakeExecutor:
+class DataTooLarge(ValueError):
+    """A function holds more data than every worker process should get a copy of."""
+
+
+def pickled_within(fn: Any, limit: int) -> bytes:
+    """``fn`` cloudpickled, or :class:`DataTooLarge` as soon as the pickle passes ``limit`` bytes (an array counts
+    before it is copied: a function that holds gigabytes fails at once, without a copy of them)."""
+    import cloudpickle
+
+    class Capped(io.BytesIO):
+        def write(self, data: Any) -> int:
+            grow(memoryview(data).nbytes)
+            return super().write(data)
+
+    out = Capped()
+
+    def grow(nbytes: int) -> None:
+        if out.tell() + nbytes > limit:
+            raise DataTooLarge(f"{fn!r} takes more than {limit} bytes pickled (the data it holds included)")
+
+    def in_band(buffer: Any) -> bool:  # (protocol 5 hands arrays' buffers here before it copies them)
+        grow(buffer.raw().nbytes)
+        return True
+
+    cloudpickle.CloudPickler(out, protocol=5, buffer_callback=in_band).dump(fn)
+    return out.getvalue()
+
+
+def process_executor_factory(step: Any, fn: Any, rows: BatchRows | None = None,
+                             limit: int | None = None) -> MakeExecutor:  # fmt: skip
     """``make(workers, results)`` for the runner: workers running ``fn`` (element -> result) for ``step``, on a pool
     borrowed for the run (a warm one when an earlier run of the step left one); with ``rows``, writing results into
-    a fused batch's rows (the input then numbers its elements: :class:`~parafeed.ops.map_and_batch.Numbered`)."""
+    a fused batch's rows (the input then numbers its elements: :class:`~parafeed.ops.map_and_batch.Numbered`).
+    ``limit``: the bytes ``fn`` may take pickled, data it holds included (every worker gets a copy), else ``make``
+    raises :class:`DataTooLarge`."""
 
     def make(workers: int, results: ResultQueue) -> ProcessExecutor:
-        return ProcessExecutor(_idle_pools.borrow(step, fn, workers), results, _idle_pools.give_back, rows)
+        return ProcessExecutor(_idle_pools.borrow(step, fn, workers, limit), results, _idle_pools.give_back, rows)
 
     return make
