@@ -123,9 +123,8 @@ class MapDataset(Dataset):
         switch_to = None
         in_worker = run is not None and run.input_worker  # (an input worker starts no processes of its own)
         if chosen is None and self._num_parallel_calls == AUTOTUNE and not in_worker:  # holds the GIL: to processes
-            from parafeed.parallel.processes import process_executor_factory
-
             from parafeed.ops.offload import PORTABLE_BYTES  # (a function holding more data stays here, on threads)
+            from parafeed.parallel.processes import process_executor_factory
 
             switch_to = process_executor_factory(self, apply, rows if fused else None, PORTABLE_BYTES)
         if fused:
