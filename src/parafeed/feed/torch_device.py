@@ -5,8 +5,8 @@ On a CUDA device, on the feed's thread (:class:`parafeed.feed.ahead.Ahead`), eac
 1. copied into page-locked host buffers taken from a ring allocated once and reused (:class:`parafeed.feed.slots.Slots`:
    a slot is reused only after the GPU finished copying out of it, which its CUDA event says), by NumPy on one core
    with the GIL released (``Tensor.copy_`` spreads a large copy over every intra-op thread: a copy is bound by
-   memory, so each thread adds CPU, not speed: twice the CPU for the same time on 2 cores; on a 16-core host the
-   feed cost the training process 540 µs of CPU per 224x224x3 float image with it);
+   memory, so each thread adds CPU, not speed: twice the CPU for the same time on 2 cores; with it, the feed cost the
+   training process 540 µs of CPU per 224x224x3 float image on a 16-core host);
 2. copied to the device on a side CUDA stream (``non_blocking``: the copy runs while the model computes), and an
    event recorded after it;
 
@@ -75,7 +75,7 @@ class TorchTransfer:
         slot = self._slots.take(layout)
         with torch.cuda.stream(self._stream):
             for i, host in zip(moving, slot):
-                np.copyto(host.numpy(), leaves[i].numpy())  # into page-locked memory, the GIL released (see below)
+                np.copyto(host.numpy(), leaves[i].numpy())  # into page-locked memory (module docs)
                 leaves[i] = host.to(self.device, non_blocking=True)
             event = torch.cuda.Event()
             event.record(self._stream)
