@@ -7,7 +7,9 @@ The pipeline, written as a user would (issue 41): TFRecord shards of JPEG photos
 ``to_torch(device=...)``. Rows (each a feeder; each runs alone in a child process so that its CPU is its own):
 
 * ``N bare threads``: decode + resize + /255 of parsed JPEG bytes on the host's cores, results dropped (the ceiling);
-* parafeed's default (AUTOTUNE, no executor: threads, or processes where threads do not speed the map up);
+* parafeed's default (AUTOTUNE, no executor: on a device, processes; else threads, or processes where threads do not
+  speed the map up), and the same with threads first on a device too (``Options.autotune.executor = "thread"``: each
+  window's verdict on them is printed);
   ``map(executor="process")`` (its workers read its input); the same with ``map_input_in_workers = False`` (the input
   read here and sent to the workers); ``.batch().offload(executor="process")``;
 * parafeed's default fed by ``to_jax(device)`` (``jax.Array``s on the device; feed only: there is no JAX model here);
@@ -47,10 +49,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 RESULT = "GPU-FEED-RESULT "
 BARE, FREE, DATALOADER = "bare threads", "free input", "PyTorch DataLoader"
 JAX = "parafeed default, to_jax()"
+THREADS_FIRST = 'parafeed default, threads first (autotune.executor="thread")'
 ROWS = [
     BARE,
     FREE,
     "parafeed default (AUTOTUNE, no executor)",
+    THREADS_FIRST,
     'parafeed map(executor="process")',
     'parafeed map(executor="process"), input fed from here',
     'parafeed offload(executor="process")',
@@ -111,6 +115,14 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
         options = pf.Options()
         options.experimental_optimization.map_input_in_workers = False
         ds = ds.with_options(options)
+    if row == THREADS_FIRST:  # (what a device feed's default was: threads, moved if they do not speed the map up)
+        import logging
+
+        options = pf.Options()
+        options.autotune.executor = "thread"
+        ds = ds.with_options(options)
+        logging.basicConfig(format="%(message)s")  # (each window's verdict, to the parent)
+        logging.getLogger("parafeed.parallel.thread_speedup").setLevel(logging.DEBUG)
     if row == JAX:
         import jax
 
@@ -244,6 +256,8 @@ def main() -> None:
                 continue
             results[row].append(json.loads(line[0][len(RESULT) :]))
             print(f"{row}: {results[row][-1]}", file=sys.stderr, flush=True)  # (a cut-short run still says something)
+            for verdict in [x for x in out.stderr.splitlines() if x.startswith("thread speedup:")]:
+                print(f"  {verdict}", file=sys.stderr)
     print(table(results, args))
 
 

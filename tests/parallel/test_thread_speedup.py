@@ -96,6 +96,21 @@ def test_no_verdict_while_the_host_has_no_idle_core():
     assert window(check, host, threads=2, speedup=1.0) != []
 
 
+def test_each_window_logs_its_measures_and_verdict_at_debug(caplog):
+    host = Host(cores=16, idle=2.0)
+    check = new(host)
+    with caplog.at_level("DEBUG", logger="parafeed.parallel.thread_speedup"):
+        window(check, host, threads=15, speedup=6.0, busy=8.0)  # (the feeder starved the threads, say)
+        window(check, host, threads=15, speedup=6.0, busy=14.0, starved=0.2)
+        window(check, host, threads=15, speedup=6.0, busy=14.0)
+    assert [r.getMessage() for r in caplog.records] == [
+        "thread speedup: 6.0x on 8.0 busy of 15 threads, consumer waited 90%, 2.0 idle cores: the threads were not busy",
+        "thread speedup: 6.0x on 14.0 busy of 15 threads, consumer waited 20%, 2.0 idle cores: the consumer was not "
+        "starved",
+        "thread speedup: 6.0x on 14.0 busy of 15 threads, consumer waited 90%, 2.0 idle cores: held back",
+    ]
+
+
 def test_cpu_ticks_count_the_cores_this_process_may_use():
     ticks = thread_speedup.cpu_ticks()
     assert ticks is not None  # (Linux)

@@ -7,20 +7,21 @@ the consumer takes it, so memory is bounded. Errors keep their place: an excepti
 ``i`` is raised when element ``i`` would have been returned, with a note naming the step and ``i``, and iteration
 goes on after it, as in a serial map.
 
-With AUTOTUNE on the thread executor, the first elements run inline to time the function: functions too cheap to
-gain from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator, with no threads at all. The first
-call is left out of the timing (it pays for warm-up: imports, caches), and the probe ends after ``PROBE_ELEMENTS`` or
-once the calls after the first have taken ``PROBE_SECONDS``, so an expensive function runs only a few elements inline.
-The time it measured is also what the threads are then held to: a step whose threads barely beat one thread warns
-once that its function holds the GIL (:mod:`parafeed.parallel.thread_speedup`), or moves it to worker processes
-where it chose no executor; with ``Options.autotune.executor = "process"`` (the device feeds) a function worth
-running in parallel moves to them at once.
+With AUTOTUNE on the thread executor, the first elements run inline to time the function: functions too cheap to gain
+from threads (under ``INLINE_BELOW`` seconds) go on in the serial iterator, with no threads at all. The first call is
+left out of the timing (it pays for warm-up: imports, caches), and the probe ends after ``PROBE_ELEMENTS`` or once the
+calls after the first have taken ``PROBE_SECONDS``, so an expensive function runs only a few elements inline. The
+median call is the function's time, and what the threads are then held to: a step whose threads barely beat one thread
+warns once that its function holds the GIL (:mod:`parafeed.parallel.thread_speedup`), or moves it to worker processes
+where it chose no executor; with ``Options.autotune.executor = "process"`` (the device feeds) a function worth running
+in parallel moves to them at once.
 """
 
 from __future__ import annotations
 
 import collections
 import queue
+import statistics
 import threading
 import time
 import warnings
@@ -39,7 +40,11 @@ from parafeed.parallel.thread_speedup import ThreadSpeedup
 from parafeed.parallel.threads import watch_stop
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
-PROBE_ELEMENTS, PROBE_SECONDS = 16, 0.002  # the probe's length at most: elements, and seconds after the first
+PROBE_ELEMENTS, PROBE_SECONDS = 16, 0.02  # the probe's length at most: elements, and seconds after the first. It
+# takes the median call: P5's 0.9 ms decode, averaged over the 2 ms a probe took before, read 3.9 ms once in three
+# starts (a cold call), averaged over 16 calls 2.2 ms once in six, and over their later half 2.6-7.2 ms in five of
+# eight (its readers filling their buffers at the same time); its threads then seemed 2-8x faster than they were,
+# and the GIL check passed them. The median of 16: 0.80-0.85 ms in eight of eight
 _END = "end"
 _PROBE, _PARALLEL = "probe", "parallel"
 
@@ -184,7 +189,7 @@ class ParallelMapIterator(DatasetIterator):
         self._mode = _PROBE if autotune and make_serial is not None else _PARALLEL
         self._make_serial = make_serial
         self._serial: SerialMap | None = None
-        self._probe_count, self._probe_time = -1, 0.0  # calls timed (-1: none yet), their seconds
+        self._probe_times: list[float] | None = None  # seconds of the calls timed (None: the first, untimed, not yet)
         self._speedup: ThreadSpeedup | None = None  # (threads, after a probe) whether they speed the function up
         self._executor: Any = None
         self._switch_to = switch_to
@@ -240,11 +245,13 @@ class ParallelMapIterator(DatasetIterator):
             raise user_error(err, self._step, self._user_fn, self._index) from None
         finally:
             self._index += 1
-            if self._probe_count >= 0:  # the first call (warm-up, count -1) is not timed
-                self._probe_time += time.perf_counter() - start
-            self._probe_count += 1
-            if self._probe_count > 0 and (self._probe_count >= PROBE_ELEMENTS or self._probe_time >= PROBE_SECONDS):
-                self._per_element = self._probe_time / self._probe_count
+            times = self._probe_times
+            if times is None:  # the first call (warm-up) is not timed
+                self._probe_times = []
+            else:
+                times.append(time.perf_counter() - start)
+            if times and (len(times) >= PROBE_ELEMENTS or sum(times) >= PROBE_SECONDS):
+                self._per_element = statistics.median(times)  # (not a cold call, nor one the pipeline's start slowed)
                 self._mode = _PARALLEL
                 if self._per_element < INLINE_BELOW and self._make_serial is not None:  # (not None in a probe)
                     self._serial = self._make_serial(self._parent, self._index)

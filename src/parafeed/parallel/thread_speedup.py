@@ -17,6 +17,7 @@ says nothing.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -27,6 +28,8 @@ BUSY = 0.6  # the threads were busy at least this share of the window, on averag
 # inside their tasks, but the feeder and the consumer wait for it too, so their tasks come late: 0.8 measured)
 LEAST = 1.3  # the speedup below which two or more busy threads are held back, whatever the cores
 IDLE = 0.5  # cores of this process's that must have stood idle, on average, for a window to count
+
+log = logging.getLogger(__name__)  # each window's measures and verdict, at DEBUG
 
 Ticks = tuple[int, int]  # (idle, all) clock ticks so far of the cores this process may run on
 
@@ -75,13 +78,23 @@ class ThreadSpeedup:
         busy, speedup, starved = self._busy / span, self._elements * self._inline / span, self._waited / span
         before, after = self._at, self._ticks()
         self._start, self._at, self._elements, self._busy, self._waited = now, after, 0, 0.0, 0.0
-        if threads < 2 or starved < STARVED or busy < BUSY * threads:
-            return None
-        if speedup >= max(LEAST, min(threads, self._cores) / 2):
-            return None
+        idle = None
         if before is not None and after is not None and after[1] > before[1]:
             idle = (after[0] - before[0]) / (after[1] - before[1]) * self._cores
-            if idle < IDLE:
-                return None  # the cores were in use (by this process or others): not a sign of the GIL
-        self.done = True
-        return busy, speedup
+        if threads < 2:
+            why = "one thread"
+        elif starved < STARVED:
+            why = "the consumer was not starved"
+        elif busy < BUSY * threads:
+            why = "the threads were not busy"
+        elif speedup >= max(LEAST, min(threads, self._cores) / 2):
+            why = "the threads sped it up"
+        elif idle is not None and idle < IDLE:
+            why = "the cores were in use"  # (by this process or others): not a sign of the GIL
+        else:
+            why = "held back"
+            self.done = True
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("thread speedup: %.1fx on %.1f busy of %d threads, consumer waited %.0f%%, %s idle cores: %s",
+                      speedup, busy, threads, 100 * starved, "?" if idle is None else f"{idle:.1f}", why)  # fmt: skip
+        return (busy, speedup) if self.done else None
