@@ -111,6 +111,33 @@ def test_each_window_logs_its_measures_and_verdict_at_debug(caplog):
     ]
 
 
+def test_the_probe_times_the_function_by_its_median_call_not_its_cold_ones(monkeypatch):
+    from parafeed.parallel import runner
+
+    timed = []
+
+    class Recorded(ThreadSpeedup):
+        def __init__(self, inline_seconds, cores, **kwargs):
+            timed.append(inline_seconds)
+            super().__init__(inline_seconds, cores, **kwargs)
+
+    monkeypatch.setattr(runner, "ThreadSpeedup", Recorded)
+    took = []
+
+    def cold_then_warm(x):  # the second call (the first timed) 20x the others: a cold one
+        start = time.perf_counter()
+        time.sleep(0.01 if len(took) == 1 else 0.0005)
+        took.append(time.perf_counter() - start)
+        return x
+
+    it = iter(pf.Dataset.range(100).map(cold_then_warm, num_parallel_calls=pf.AUTOTUNE))
+    assert [next(it) for _ in range(40)] == list(range(40))
+    [inline] = timed
+    probed = took[1:17]  # (the probe's 16 timed calls, unless its 20 ms ran out first)
+    assert inline < sum(probed) / len(probed)  # not their mean, which the cold call weighs on
+    assert inline == pytest.approx(sorted(probed)[len(probed) // 2], rel=0.5, abs=0.0005)
+
+
 def test_cpu_ticks_count_the_cores_this_process_may_use():
     ticks = thread_speedup.cpu_ticks()
     assert ticks is not None  # (Linux)
