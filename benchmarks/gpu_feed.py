@@ -243,6 +243,8 @@ def main() -> None:
     # (free input is a model's speed; bare threads are the CPU-only ceiling; there is no JAX model here)
     skip = {FREE} if args.model == "none" else {BARE, JAX}
     rows = [r for r in args.rows.split(";") if r and r not in skip]
+    if set(rows) - set(ROWS):
+        parser.error(f"unknown rows {sorted(set(rows) - set(ROWS))}; the rows are {ROWS}")
     results: dict[str, list[dict[str, float]]] = {r: [] for r in rows}
     for _ in range(args.runs):
         for row in rows:

@@ -18,6 +18,15 @@ PYTHONPATH=/tmp/pf-deps python3 -m pip install -q --no-index --no-deps --no-buil
 export PYTHONPATH=/tmp/pf:/tmp/pf-deps
 FEED=(--device cuda --batch 256 --photos 4000 --shards 16 --runs "${RUNS:-1}" --warmup 5 --seconds 10
       --data /tmp/gpu-feed-data --no-save)
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet50 2>&1 | tee "$OUT/resnet50.md"
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model none 2>&1 | tee "$OUT/cpu-per-image.md"
-python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet18 --rows "free input;parafeed default (AUTOTUNE, no executor);parafeed map(executor=\"process\");PyTorch DataLoader" 2>&1 | tee "$OUT/resnet18.md"
+DEFAULT='parafeed default (AUTOTUNE, no executor)'
+THREADS='parafeed default, threads first (autotune.executor="thread")'
+PROCESS='parafeed map(executor="process")'
+OFFLOAD='parafeed offload(executor="process")'
+# (the rows with the map's input fed from here were measured on the 2026-11-30 lease: docs/benchmarks.md#gpu-feed)
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet50 \
+    --rows "free input;$DEFAULT;$THREADS;$PROCESS;$OFFLOAD;PyTorch DataLoader" 2>&1 | tee "$OUT/resnet50.md"
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model none \
+    --rows "bare threads;$DEFAULT;$THREADS;$PROCESS;$OFFLOAD;parafeed default, to_jax();PyTorch DataLoader" 2>&1 \
+    | tee "$OUT/cpu-per-image.md"
+python3 benchmarks/gpu_feed.py "${FEED[@]}" --model resnet18 \
+    --rows "free input;$DEFAULT;$PROCESS;PyTorch DataLoader" 2>&1 | tee "$OUT/resnet18.md"
