@@ -9,7 +9,7 @@ The pipeline, written as a user would (issue 41): TFRecord shards of JPEG photos
 * ``N bare threads``: decode + resize + /255 of parsed JPEG bytes on the host's cores, results dropped (the ceiling);
 * parafeed's default (AUTOTUNE, no executor: on a device, processes; else threads, or processes where threads do not
   speed the map up), and the same with threads first on a device too (``Options.autotune.executor = "thread"``: each
-  window's verdict on them is printed);
+  window's verdict on them is printed); each default row says where its map ran (threads, or moved to processes);
   ``map(executor="process")`` (its workers read its input); the same with ``map_input_in_workers = False`` (the input
   read here and sent to the workers); ``.batch().offload(executor="process")``;
 * parafeed's default fed by ``to_jax(device)`` (``jax.Array``s on the device; feed only: there is no JAX model here);
@@ -49,11 +49,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 RESULT = "GPU-FEED-RESULT "
 BARE, FREE, DATALOADER = "bare threads", "free input", "PyTorch DataLoader"
 JAX = "parafeed default, to_jax()"
+DEFAULT = "parafeed default (AUTOTUNE, no executor)"
 THREADS_FIRST = 'parafeed default, threads first (autotune.executor="thread")'
 ROWS = [
     BARE,
     FREE,
-    "parafeed default (AUTOTUNE, no executor)",
+    DEFAULT,
     THREADS_FIRST,
     'parafeed map(executor="process")',
     'parafeed map(executor="process"), input fed from here',
@@ -68,8 +69,8 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
-    """An iterable of (images, labels) tensors on ``args.device`` for ``row``."""
+def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> tuple[Any, Any]:
+    """An iterator of (images, labels) tensors on ``args.device`` for ``row``, and its map step (None: no parafeed)."""
     import numpy as np
     import workloads
 
@@ -97,7 +98,7 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
                 for x, y in loader:
                     yield x.to(args.device, non_blocking=True), y.to(args.device, non_blocking=True)
 
-        return forever()
+        return forever(), None
     spec = {"image": pf.io.FixedLenFeature([], "string"), "label": pf.io.FixedLenFeature([], "int64")}
 
     def preprocess(record: Any) -> Any:
@@ -107,7 +108,8 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
 
     process = "process" in row
     ds = pf.TFRecordDataset(paths, num_parallel_reads=4).repeat()
-    ds = ds.map(preprocess, num_parallel_calls=pf.AUTOTUNE, executor="process" if process and "map(" in row else None)
+    ds = mapped = ds.map(preprocess, num_parallel_calls=pf.AUTOTUNE,
+                         executor="process" if process and "map(" in row else None)  # fmt: skip
     ds = ds.batch(args.batch, drop_remainder=True)
     if "offload" in row:
         ds = ds.offload(executor="process")
@@ -127,8 +129,8 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> Any:
         import jax
 
         device = jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0]
-        return iter(ds.prefetch(pf.AUTOTUNE).to_jax(device))
-    return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device))
+        return iter(ds.prefetch(pf.AUTOTUNE).to_jax(device)), mapped
+    return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device)), mapped
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -167,7 +169,7 @@ def _sync(args: argparse.Namespace, labels: Any) -> None:
         torch.cuda.synchronize()
 
 
-def child(row: str, args: argparse.Namespace) -> dict[str, float]:
+def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run one row: images/s and the training process's CPU per image over ``args.seconds`` after warm-up."""
     import workloads
 
@@ -202,8 +204,9 @@ def child(row: str, args: argparse.Namespace) -> dict[str, float]:
         images = torch.rand(args.batch, 224, 224, 3, device=args.device)
         labels = torch.zeros(args.batch, dtype=torch.int64, device=args.device)
         feed: Any = iter(lambda: (images, labels), None)
+        mapped = None
     else:
-        feed = _feeder(row, paths, args)
+        feed, mapped = _feeder(row, paths, args)
     start = time.perf_counter()
     while time.perf_counter() - start < args.warmup:  # worker pools started, AUTOTUNE settled, kernels compiled
         images, labels = next(feed)
@@ -218,7 +221,10 @@ def child(row: str, args: argparse.Namespace) -> dict[str, float]:
         n += len(labels)
     _sync(args, labels)
     seconds = time.perf_counter() - start
-    return {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6}
+    result: dict[str, Any] = {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6}
+    if row in (DEFAULT, THREADS_FIRST, JAX):  # (AUTOTUNE's choice: threads, inline, or moved to processes)
+        result["map on"] = "processes" if mapped.learned.executor == "process" else "threads"
+    return result
 
 
 def main() -> None:
@@ -245,7 +251,7 @@ def main() -> None:
     rows = [r for r in args.rows.split(";") if r and r not in skip]
     if set(rows) - set(ROWS):
         parser.error(f"unknown rows {sorted(set(rows) - set(ROWS))}; the rows are {ROWS}")
-    results: dict[str, list[dict[str, float]]] = {r: [] for r in rows}
+    results: dict[str, list[dict[str, Any]]] = {r: [] for r in rows}
     for _ in range(args.runs):
         for row in rows:
             command = [sys.executable, os.path.abspath(__file__), "--child", row]
@@ -263,7 +269,7 @@ def main() -> None:
     print(table(results, args))
 
 
-def table(results: dict[str, list[dict[str, float]]], args: argparse.Namespace) -> str:
+def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> str:
     def cell(values: list[float], fmt: str) -> str:
         if not values:
             return "-"
@@ -285,7 +291,9 @@ def table(results: dict[str, list[dict[str, float]]], args: argparse.Namespace) 
         share = f"{med / top:.0%}" if top and rates else "-"
         ratio = f"{med / loader:.2f}x" if loader and rates else "-"
         cpu = cell([r["cpu_us"] for r in runs], ".1f") if row not in (BARE, FREE) else "-"
-        lines.append(f"| {row} | {cell(rates, ',.0f')} | {share} | {ratio} | {cpu} |")
+        ran = sorted({r["map on"] for r in runs if "map on" in r})  # (the map's executor, where AUTOTUNE chose it)
+        name = f"{row}: map on {' and '.join(ran)}" if ran else row
+        lines.append(f"| {name} | {cell(rates, ',.0f')} | {share} | {ratio} | {cpu} |")
     setup = f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s"
     lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, {setup}.", ""]
     text = "\n".join(lines)
