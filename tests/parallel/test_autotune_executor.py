@@ -67,6 +67,23 @@ def test_a_costly_map_goes_to_worker_processes_at_once(batched):
     assert again[:, 0].tolist() == list(range(300)) and os.getpid() not in again[:, 1]  # next passes start there
 
 
+@pytest.mark.parametrize("taken", [1, 7])  # (before and after the batch at which the input moves to the workers)
+def test_a_checkpoint_taken_while_the_map_moves_restores_exactly(taken):
+    def feed():
+        ds = pf.Dataset.range(300).shuffle(50, seed=4).map(costly, num_parallel_calls=pf.AUTOTUNE).batch(10)
+        return ds.with_options(processes_first()).to_torch()
+
+    whole = [b[:, 0].tolist() for b in feed()]
+    first = feed()
+    it = iter(first)
+    got = [next(it)[:, 0].tolist() for _ in range(taken)]
+    state = first.state_dict()
+    it.close()
+    resumed = feed()
+    resumed.load_state_dict(state)
+    assert got + [b[:, 0].tolist() for b in resumed] == whole
+
+
 def test_a_cheap_map_stays_inline_and_a_chosen_executor_wins():
     rows, executor = pids_and_executor(
         pf.Dataset.range(300).map(cheap, num_parallel_calls=pf.AUTOTUNE).batch(10).with_options(processes_first())
