@@ -146,6 +146,25 @@ def test_parallel_steps_start_on_every_core_but_the_training_loops(monkeypatch, 
     assert options.input_cores() == expected
 
 
+@pytest.mark.parametrize(
+    "cores, schedulable, trainers, expected",
+    [
+        (16, 16, "8", 2),  # 8 GPUs under torchrun on 16 cores: 2 each
+        (128, 128, "8", 15),  # 16 each, one for the loop
+        (128, 16, "8", 15),  # pinned to its share already: not divided again
+        (16, 16, "1", 15),
+        (16, 16, "many", 15),  # (not a count: as without it)
+    ],
+)
+def test_training_processes_of_one_host_share_its_cores(monkeypatch, cores, schedulable, trainers, expected):
+    from parafeed.core import options
+
+    monkeypatch.setattr(options, "schedulable_cpus", lambda: schedulable)
+    monkeypatch.setattr(options.os, "cpu_count", lambda: cores)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", trainers)
+    assert options.input_cores() == expected
+
+
 def host(start, seconds, cores=16, per_worker=400.0, demand=4700.0, startup=1.0, step=0.01):
     """A model of P5 on a GPU host, on a test clock: each worker process makes ``per_worker`` images/s once it has
     started (``startup`` seconds after AUTOTUNE asked for it; the ``start`` ones are warm: prestarted when the step was

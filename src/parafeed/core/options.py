@@ -310,13 +310,26 @@ TRAINER_CORE_FROM = 5  # hosts with this many schedulable cores or more keep one
 
 
 def input_cores() -> int:
-    """The workers AUTOTUNE starts a parallel step (and an offload) on: every schedulable core, less one for the
-    training loop, whose Python launches the accelerator's kernels, on hosts of :data:`TRAINER_CORE_FROM` cores or
-    more. Starting there, not at 2, puts a many-core host to work at once: a worker process takes a second to start,
-    so a climb that adds them one trial at a time takes tens of seconds to find the cores (16 cores: a third of them
-    after 20 s)."""
+    """The workers AUTOTUNE starts a parallel step (and an offload) on: this training process's share of the
+    schedulable cores, less one for its training loop, whose Python launches the accelerator's kernels, on shares of
+    :data:`TRAINER_CORE_FROM` cores or more. Starting there, not at 2, puts a many-core host to work at once: a worker
+    process takes a second to start, so a climb that adds them one trial at a time takes tens of seconds to find the
+    cores (16 cores: a third of them after 20 s). The share: all of them, or, where ``torchrun`` starts several
+    training processes on the host (``LOCAL_WORLD_SIZE``) and none was pinned to fewer cores, an equal part (8 GPUs
+    on 128 cores: 16 each, 15 for input)."""
     cores = schedulable_cpus()
+    trainers = _local_trainers()
+    if trainers > 1 and cores >= (os.cpu_count() or cores):  # (a launcher that pins each rank gave it its share)
+        cores = max(1, cores // trainers)
     return cores - 1 if cores >= TRAINER_CORE_FROM else cores
+
+
+def _local_trainers() -> int:
+    """Training processes on this host, as ``torchrun`` says (``LOCAL_WORLD_SIZE``); 1 without it."""
+    try:
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
 
 
 def _half_of_memory() -> int:
