@@ -97,6 +97,15 @@ def test_a_cheap_map_stays_inline_and_a_chosen_executor_wins():
         assert rows[:, 0].tolist() == list(range(100)) and set(rows[:, 1]) == {os.getpid()} and executor == "thread"
 
 
+def test_a_map_in_a_dataset_an_interleave_makes_is_not_moved_at_once():
+    def per_file(i):  # (one map per input element: moved at once, each would borrow a pool of its own)
+        return pf.Dataset.range(i * 20, i * 20 + 20).map(costly, num_parallel_calls=pf.AUTOTUNE)
+
+    ds = pf.Dataset.range(5).interleave(per_file, cycle_length=2).batch(10).with_options(processes_first())
+    rows = np.concatenate(list(ds))
+    assert sorted(rows[:, 0].tolist()) == list(range(100)) and set(rows[:, 1]) == {os.getpid()}
+
+
 def test_a_function_that_cannot_go_to_a_process_stays_on_threads():
     lock = threading.Lock()  # (cloudpickle cannot send a lock)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from parafeed.core.arguments import callable_arg, deterministic_arg, parallelism_arg
 from parafeed.core.dataset import AUTOTUNE, Dataset
 from parafeed.core.functions import element_fn, fn_name, to_result, user_error
-from parafeed.core.graph import ONE_TO_ONE, REORDERING
+from parafeed.core.graph import ONE_TO_ONE, REORDERING, walk
 from parafeed.core.iterator import DatasetIterator, current_options, current_scope, resolve_deterministic
 from parafeed.core.options import EXECUTORS, input_cores
 from parafeed.core.positions import order_fixed, position, seek
@@ -120,13 +120,18 @@ class MapDataset(Dataset):
 
         make_serial: Callable[[Any, int], _MapIterator] = functools.partial(self._serial_iterator, fn=fn)
         deterministic = self._deterministic
-        switch_to = None
+        switch_to, at_once = None, False
         in_worker = run is not None and run.input_worker  # (an input worker starts no processes of its own)
         if chosen is None and self._num_parallel_calls == AUTOTUNE and not in_worker:  # holds the GIL: to processes
             from parafeed.ops.offload import PORTABLE_BYTES  # (a function holding more data stays here, on threads)
             from parafeed.parallel.processes import process_executor_factory
 
             switch_to = process_executor_factory(self, apply, rows if fused else None, PORTABLE_BYTES)
+            # Options.autotune.executor: at once, unless this map is in a dataset a function made (an interleave's,
+            # one per file: a pool each)
+            at_once = current_options().autotune.executor == "process" and (
+                run is None or any(node is self for node in walk(run.dataset))
+            )
         if fused:
             apply, deterministic = placing(apply, cast("BatchRows", rows)), True  # (fused: rows is not None)
 
@@ -138,6 +143,7 @@ class MapDataset(Dataset):
             deterministic=deterministic, make_executor=thread_executor_factory(apply),
             task_seconds=THREAD_TASK_SECONDS, make_serial=make_serial, depth=THREAD_DEPTH,
             order_fixed=order_fixed(self._parents[0]), learned=self._learned, switch_to=switch_to,
+            switch_at_once=at_once,
         )  # fmt: skip
 
     @property

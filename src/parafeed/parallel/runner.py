@@ -148,6 +148,7 @@ class ParallelMapIterator(DatasetIterator):
         max_parallelism: int | None = None,
         learned: Learned | None = None,
         switch_to: MakeExecutor | None = None,
+        switch_at_once: bool = False,
     ):
         """Args:
         fn: element -> result, as the step applies it (:func:`parafeed.core.functions.element_fn`).
@@ -165,8 +166,10 @@ class ParallelMapIterator(DatasetIterator):
         learned: the step's record of where AUTOTUNE settled in its earlier passes: this pass starts there (else at
             :func:`~parafeed.core.options.input_cores`) and updates it.
         switch_to: worker processes for the function (``make_executor``'s arguments), which a map on threads that
-            chose no executor moves to when its threads do not speed the function up (it holds the GIL), or as soon
-            as it goes parallel where ``Options.autotune.executor`` is ``"process"``; None: it warns instead.
+            chose no executor moves to when its threads do not speed the function up (it holds the GIL); None: it
+            warns instead.
+        switch_at_once: move to ``switch_to`` as soon as the probe finds the function worth running in parallel
+            (``Options.autotune.executor = "process"``).
         """
         super().__init__()
         options = current_options()
@@ -193,7 +196,7 @@ class ParallelMapIterator(DatasetIterator):
         self._speedup: ThreadSpeedup | None = None  # (threads, after a probe) whether they speed the function up
         self._executor: Any = None
         self._switch_to = switch_to
-        self._move_at_start = bool(switch_to and autotune and options.autotune.executor == "process")
+        self._move_at_start = bool(switch_to and autotune and switch_at_once)
         self._left: Any = None  # the executor switched away from (closed with this iterator)
         self._shared: _Shared | None = None
         self._feeder: threading.Thread | None = None
