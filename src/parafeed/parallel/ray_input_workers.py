@@ -323,10 +323,11 @@ class InputWorkers:
                 worker.fresh = False
             else:
                 self._longest_wait = max(self._longest_wait, waited)
-            if self.tuner is not None and worker.filling:  # (the window measures the pipeline once it is full)
-                self.tuner.restart()
-            elif self.tuner is not None:
-                self.tuner.record(waited, seconds)
+            if self.tuner is not None:  # (its window measures the pipeline once it is full)
+                if worker.filling:
+                    self.tuner.restart()
+                else:
+                    self.tuner.record(waited, seconds)
             worker.filling = False
             worker.state = blocks[-1][1]
             worker.ready.extend(blocks)
