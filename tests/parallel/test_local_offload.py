@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import time
 
@@ -144,6 +145,33 @@ def test_the_segments_are_recycled_across_calls_and_epochs():
         for _ in ds:
             seen |= mapped_shm() - before
     assert len(seen) <= 24  # the rings and a few segments per worker (not one per call: 150)
+
+
+def test_an_answer_that_arrives_while_the_segments_close_at_exit_is_removed_too(monkeypatch):
+    from parafeed.parallel import local_input_workers
+    from parafeed.parallel.shm import map_segment, own_segment
+
+    def made_by_a_worker():
+        name = "psm_" + secrets.token_hex(8)
+        own_segment(name, made=False)  # (the name the trainer gives with a call)
+        map_segment(name, create=4096)  # (the worker makes the segment)
+        return name
+
+    segments = local_input_workers._Segments()
+    first, late = made_by_a_worker(), made_by_a_worker()
+    segments.answered(None, first, first)
+    remove = local_input_workers.remove_segment
+
+    def remove_while_an_answer_arrives(name):
+        remove(name)
+        if name == first:  # the feed's thread takes an answer in the middle of the close (at exit, it did)
+            segments.answered(None, late, late)
+
+    monkeypatch.setattr(local_input_workers, "remove_segment", remove_while_an_answer_arrives)
+    segments.close()
+    assert not os.path.exists(f"/dev/shm/{first}") and not os.path.exists(f"/dev/shm/{late}")
+    with pytest.raises(pf.errors.WorkerError, match="the process is ending"):
+        segments.arrays((b"", late, [4096]))
 
 
 def test_resize_and_restore_on_another_worker_count(on_host):

@@ -28,6 +28,7 @@ import contextlib
 import itertools
 import pickle
 import secrets
+import threading
 import time
 import warnings
 import weakref
@@ -128,6 +129,8 @@ class _Segments:
         self.free: list[str] = []  # those that no call and no array uses
         self.returned: collections.deque[str] = collections.deque()  # the last array on them went (any thread)
         self.last = 0  # bytes of the process's last answer in shared memory
+        self.closed = False  # (at exit, while the consumer's thread may still take an answer)
+        self._closing = threading.Lock()
 
     def reserve(self, keep: int) -> tuple[tuple[str, int] | None, list[str]]:
         """The smallest free segment that holds the last answer (name, size; None if none does), and the names of
@@ -157,8 +160,13 @@ class _Segments:
         """A call's answer wrote into ``used``: a new segment (``fresh``) joins these, an unused reservation is
         free again, an unused new name is given up."""
         if used is not None and used == fresh:
-            self.memory[used] = np.frombuffer(map_segment(used), np.uint8)
-            own_segment(used)
+            with self._closing:
+                adopted = not self.closed
+                if adopted:
+                    self.memory[used] = np.frombuffer(map_segment(used), np.uint8)
+                    own_segment(used)
+            if not adopted:  # (closed at exit while this answer was on its way: nothing will read it)
+                remove_segment(used)
         elif fresh is not None:
             forget_segment(fresh)  # (the worker wrote into the reserved one: nothing was made)
         if reserved != used:
@@ -177,6 +185,8 @@ class _Segments:
         payload, name, sizes = packed
         if name is None:
             return pickle.loads(payload)
+        if self.closed:
+            raise WorkerError("offload(): the input workers were stopped: the process is ending")
         self.last = sum(sizes)
         returned = self.returned
         whole = buffers.recycled(self.memory[name], (self.last,), np.uint8, lambda _: returned.append(name))
@@ -187,22 +197,35 @@ class _Segments:
         return pickle.loads(payload, buffers=parts)
 
     def close(self) -> None:
-        """Remove every segment (arrays still on one keep its memory until they go)."""
-        for name in self.memory:
+        """Remove every segment (arrays still on one keep its memory until they go), and any that an answer on its
+        way brings later."""
+        with self._closing:
+            self.closed = True
+            memory, self.memory, self.free = self.memory, {}, []
+        for name in memory:
             remove_segment(name)
-        self.memory, self.free = {}, []
 
 
 _by_process: weakref.WeakKeyDictionary[Worker, _Segments] = weakref.WeakKeyDictionary()
 
 
 def _segments(process: Worker) -> _Segments:
-    """``process``'s segments (removed when its :class:`Worker` is garbage-collected: it stopped)."""
+    """``process``'s segments (removed when its :class:`Worker` is garbage-collected: it stopped; at exit, after
+    the feeds that use them: :func:`_close_segments`)."""
     segments = _by_process.get(process)
     if segments is None:
         segments = _by_process[process] = _Segments()
-        weakref.finalize(process, segments.close)
+        weakref.finalize(process, segments.close).atexit = False
     return segments
+
+
+def _close_segments() -> None:
+    """At exit, once the feeds are closed (a finalizer would run earlier, while their threads still take answers)."""
+    for segments in list(_by_process.values()):
+        segments.close()
+
+
+shutdown.at_exit(_close_segments)
 
 
 class _Local:
