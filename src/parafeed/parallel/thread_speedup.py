@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 
 WINDOW_SECONDS = 1.0  # wall time a verdict is drawn over
-STARVED = 0.2  # the consumer waited for results at least this share of the window, for it to count (at 0.5, a
-# training loop never would: ResNet-50 on the H200 host, fed at 59 % of its speed by threads, waits about 41 %)
+STARVED = 0.2  # the consumer waited for results at least this share of the window, for it to count (at 0.5, a loop
+# that takes the map's batches itself, no prefetch between, and spends over half its time on its own step, never did)
 BUSY = 0.6  # the threads were busy at least this share of the window, on average (GIL-bound threads wait for the GIL
 # inside their tasks, but the feeder and the consumer wait for it too, so their tasks come late: 0.8 measured)
 LEAST = 1.3  # the speedup below which two or more busy threads are held back, whatever the cores
