@@ -68,6 +68,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/headroom.py --offload
 	$(BIN)/python benchmarks/scaling.py
 	$(BIN)/python benchmarks/gpu_feed.py --batch 256
+	$(BIN)/python benchmarks/gpu_feed.py --model gil --batch 64
 	$(BIN)/python benchmarks/distribution.py
 	$(BIN)/python benchmarks/remote.py
 	$(BIN)/python benchmarks/remote_faults.py

@@ -24,7 +24,9 @@ Two parts:
    processes): what the feed costs the process that launches the model's kernels.
 2. **Training** (``--model resnet50``, ``resnet18``, or ``tiny`` to try the script on a CPU): torchvision's model,
    channels_last, bf16 autocast on CUDA, SGD with momentum, cross-entropy; images/s of training for each feeder, as
-   a share of free input.
+   a share of free input. ``--model gil`` (on any machine): a loop whose step holds the GIL ``--gil-us`` per image
+   in a C call, as a CUDA loop's Python does while it launches kernels (ResNet-50's launches took 211 µs of the
+   loop's CPU per image on the H200 host), so the feeders' threads in the training process get the GIL late.
 
 ``--runs`` rounds, rows interleaved, medians (min-max). The table goes into docs/benchmarks.md (section
 ``gpu-feed-<device>-<model>``) unless ``--no-save``.
@@ -134,7 +136,12 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> tuple[Any, 
 
 
 def _model(args: argparse.Namespace) -> Any:
-    """(step(images, labels), the model's input batch) for ``args.model``."""
+    """step(images, labels) for ``args.model``."""
+    if args.model == "gil":  # the loop's Python holding the GIL, as CUDA's kernel launches do (no model)
+        start = time.perf_counter()
+        sum(range(1_000_000))  # (a C loop that never lets the GIL go)
+        count = int(args.gil_us * 1e-6 * args.batch / ((time.perf_counter() - start) / 1_000_000))
+        return lambda images, labels: sum(range(count))
     import torch
 
     if args.model == "tiny":  # (a CPU trial of the script)
@@ -230,7 +237,8 @@ def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--model", default="none", choices=["none", "tiny", "resnet18", "resnet50"])
+    parser.add_argument("--model", default="none", choices=["none", "tiny", "gil", "resnet18", "resnet50"])
+    parser.add_argument("--gil-us", type=float, default=211.0, help="--model gil: the GIL held per image, in µs")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--photos", type=int, default=2000)
     parser.add_argument("--shards", type=int, default=4)
@@ -255,8 +263,8 @@ def main() -> None:
     for _ in range(args.runs):
         for row in rows:
             command = [sys.executable, os.path.abspath(__file__), "--child", row]
-            for flag in ("device", "model", "batch", "photos", "shards", "warmup", "seconds", "data"):
-                command += [f"--{flag}", str(getattr(args, flag))]
+            for flag in ("device", "model", "gil_us", "batch", "photos", "shards", "warmup", "seconds", "data"):
+                command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
             out = subprocess.run(command, capture_output=True, text=True, timeout=600)
             line = [x for x in out.stdout.splitlines() if x.startswith(RESULT)]
             if not line:
@@ -278,7 +286,9 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
     ceiling = FREE if args.model != "none" else BARE
     top = statistics.median([r["rate"] for r in results.get(ceiling, [])] or [0.0])
     loader = statistics.median([r["rate"] for r in results.get(DATALOADER, [])] or [0.0])
-    what = f"training {args.model}" if args.model != "none" else "taking batches"
+    what = {"none": "taking batches", "gil": f"a loop that holds the GIL {args.gil_us:g} µs per image"}.get(
+        args.model, f"training {args.model}"
+    )
     lines = [
         f"### Feeding {args.device}: {what}, batch {args.batch}",
         "",
