@@ -10,10 +10,9 @@ A window of tasks counts only where the map held the pipeline back (its consumer
 of the time: a training loop waits only for what its own step does not cover), its threads were busy (not waiting
 for input, nor idle behind a full buffer while a slow consumer works) and cores this process may use stood idle
 meanwhile (other work on a busy host slows threads down too, and processes would not help there; read from
-``/proc/stat``, where there is one). A window whose speedup
-stays under half of what its threads could give on these cores (under 1.3 for two) makes the step warn once, naming
-the function, the numbers and the fix: ``executor="process"``. tf.data has the same limit for ``py_function`` and
-says nothing.
+``/proc/stat``, where there is one). A window whose speedup stays under half of what its threads could give on these
+cores (under 1.3 for two) makes the step warn once, naming the function, the numbers and the fix:
+``executor="process"``. tf.data has the same limit for ``py_function`` and says nothing.
 """
 
 from __future__ import annotations
