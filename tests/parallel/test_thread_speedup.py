@@ -19,12 +19,14 @@ INLINE = 0.001  # seconds per element, as the probe measured it
 
 
 class Host:
-    """A test clock, and the clock ticks of ``cores`` cores of which ``idle`` stand idle."""
+    """A test clock, the clock ticks of ``cores`` cores of which ``idle`` stand idle, and a GIL sampler that wakes
+    ``gil_wait`` seconds late on average."""
 
-    def __init__(self, cores: int = 2, idle: float = 1.0):
+    def __init__(self, cores: int = 2, idle: float = 1.0, gil_wait: float = 0.0001):
         self.now = 0.0
-        self.cores, self.idle = cores, idle
+        self.cores, self.idle, self.gil_wait = cores, idle, gil_wait
         self.ticks = [0, 0]
+        self.gil_waits = [0.0, 0]
 
     def clock(self) -> float:
         return self.now
@@ -32,10 +34,16 @@ class Host:
     def cpu(self) -> tuple[int, int]:
         return self.ticks[0], self.ticks[1]
 
+    def gil(self) -> tuple[float, int]:
+        return self.gil_waits[0], self.gil_waits[1]
+
     def advance(self, seconds: float) -> None:
         self.now += seconds
         self.ticks[0] += round(100 * seconds * self.idle)
         self.ticks[1] += round(100 * seconds * self.cores)
+        wakeups = round(seconds / 0.01)
+        self.gil_waits[0] += wakeups * self.gil_wait
+        self.gil_waits[1] += wakeups
 
 
 def window(check, host, threads, speedup, busy=None, starved=0.9):
@@ -54,14 +62,14 @@ def window(check, host, threads, speedup, busy=None, starved=0.9):
 
 
 def new(host):
-    return ThreadSpeedup(INLINE, host.cores, clock=host.clock, ticks=host.cpu)
+    return ThreadSpeedup(INLINE, host.cores, clock=host.clock, ticks=host.cpu, gil=host.gil)
 
 
 def test_busy_threads_that_give_one_threads_speed_are_held_back_once():
     host = Host(cores=2, idle=1.0)
     check = new(host)
-    [(busy, speedup)] = window(check, host, threads=2, speedup=1.0)
-    assert busy == pytest.approx(2.0) and speedup == pytest.approx(1.0)
+    [(busy, speedup, gil_wait)] = window(check, host, threads=2, speedup=1.0)
+    assert busy == pytest.approx(2.0) and speedup == pytest.approx(1.0) and gil_wait is None
     assert check.done and window(check, host, threads=2, speedup=1.0) == []  # once
 
 
@@ -95,11 +103,25 @@ def test_a_training_loop_that_waits_for_part_of_each_step_still_sees_its_threads
     assert window(new(host), host, threads=15, speedup=5.9, busy=14.0, starved=0.41) != []
 
 
+def test_threads_that_wait_for_the_gil_longer_than_the_function_takes_are_held_back_whoever_holds_it():
+    # a training loop holding the GIL (launching kernels): the threads' feeder gets it late too, so they look idle
+    host = Host(cores=16, idle=9.0, gil_wait=0.005)
+    [verdict] = window(new(host), host, threads=15, speedup=5.9, busy=8.0)
+    assert verdict.gil_wait == pytest.approx(0.005)
+    host = Host(cores=16, idle=9.0, gil_wait=0.0008)  # (a wait under the function's 1 ms, and under GIL_WAIT)
+    assert window(new(host), host, threads=15, speedup=5.9, busy=8.0) == []
+    host = Host(cores=16, idle=9.0, gil_wait=0.005)
+    assert window(new(host), host, threads=15, speedup=5.9, busy=8.0, starved=0.1) == []  # the map held nothing back
+    host = Host(cores=2, idle=1.5, gil_wait=0.002)  # a function that sleeps: 3 threads hide the wait (1.7x of 2 cores)
+    assert window(new(host), host, threads=3, speedup=1.7) == []
+
+
 def test_no_verdict_while_the_host_has_no_idle_core():
     host = Host(cores=2, idle=0.2)  # other work took the cores: processes would not help
     assert window(new(host), host, threads=2, speedup=1.0) == []
     host = Host(cores=2, idle=1.0)
-    check = ThreadSpeedup(INLINE, 2, clock=host.clock, ticks=lambda: None)  # no /proc/stat: judged on the rest
+    check = ThreadSpeedup(INLINE, 2, clock=host.clock, ticks=lambda: None, gil=host.gil)  # no /proc/stat: judged
+    # on the rest
     assert window(check, host, threads=2, speedup=1.0) != []
 
 
@@ -108,13 +130,15 @@ def test_each_window_logs_its_measures_and_verdict_at_debug(caplog):
     check = new(host)
     with caplog.at_level("DEBUG", logger="parafeed.parallel.thread_speedup"):
         window(check, host, threads=15, speedup=6.0, busy=8.0)  # (the feeder starved the threads, say)
-        window(check, host, threads=15, speedup=6.0, busy=14.0, starved=0.2)
+        window(check, host, threads=15, speedup=6.0, busy=14.0, starved=0.1)
         window(check, host, threads=15, speedup=6.0, busy=14.0)
     assert [r.getMessage() for r in caplog.records] == [
-        "thread speedup: 6.0x on 8.0 busy of 15 threads, consumer waited 90%, 2.0 idle cores: the threads were not busy",
-        "thread speedup: 6.0x on 14.0 busy of 15 threads, consumer waited 20%, 2.0 idle cores: the consumer was not "
-        "starved",
-        "thread speedup: 6.0x on 14.0 busy of 15 threads, consumer waited 90%, 2.0 idle cores: held back",
+        "thread speedup: 6.0x on 8.0 busy of 15 threads, consumer waited 90%, 2.0 idle cores, GIL wait 0.10 ms: the "
+        "threads were not busy",
+        "thread speedup: 6.0x on 14.0 busy of 15 threads, consumer waited 10%, 2.0 idle cores, GIL wait 0.10 ms: the "
+        "consumer was not starved",
+        "thread speedup: 6.0x on 14.0 busy of 15 threads, consumer waited 90%, 2.0 idle cores, GIL wait 0.10 ms: held "
+        "back",
     ]
 
 
@@ -271,6 +295,66 @@ def test_a_map_moves_to_processes_while_the_loop_it_feeds_does_work_of_its_own(q
         if {s.name: s for s in it.stats()}["Map"].executor == "process":
             break
     assert pids[0] == os.getpid() and pids[-1] != os.getpid()
+
+
+def sleeps_where(x):
+    """``[x, the pid that computed it]`` after 2 ms of sleep (the GIL released: threads would speed it up)."""
+    time.sleep(0.002)
+    return np.array([x, os.getpid()])
+
+
+def holding_the_gil(seconds):
+    """A call of ``seconds`` that never lets the GIL go (a C loop), as a training loop's kernel launches do."""
+    start = time.perf_counter()
+    sum(range(100_000))
+    count = int(seconds / ((time.perf_counter() - start) / 100_000))
+    return lambda: sum(range(count))
+
+
+def test_a_map_moves_to_processes_when_the_loop_it_feeds_holds_the_gil(quick):
+    options = two_workers()
+    options.stats = True
+    ds = pf.Dataset.range(480).map(sleeps_where, num_parallel_calls=pf.AUTOTUNE).batch(16).prefetch(2)
+    ds = ds.with_options(options)
+    step = holding_the_gil(0.02)
+    for _ in range(3):  # (a loaded machine may judge no window of a pass: the next one judges again)
+        it = iter(ds)
+        pids = []
+        for x in it:
+            pids += x[:, 1].tolist()
+            step()  # the training step: the map's threads, and its prefetch, wait for the GIL meanwhile
+        if {s.name: s for s in it.stats()}["Map"].executor == "process":
+            break
+    assert pids[0] == os.getpid() and pids[-1] != os.getpid()
+
+
+def test_a_map_told_to_run_on_threads_beside_a_loop_that_holds_the_gil_warns_that_the_gil_is_busy(quick):
+    ds = pf.Dataset.range(320).map(sleeps_where, num_parallel_calls=pf.AUTOTUNE, executor="thread")
+    ds = ds.batch(16).prefetch(2).with_options(two_workers())  # (its first batch, probed, comes before a step)
+    step = holding_the_gil(0.02)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # (a loaded machine may judge no window of a pass)
+            for _ in ds:
+                step()
+    [message] = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert message.startswith("map(): a thread of this process waited ") and "for the GIL on average" in message
+    assert "`sleeps_where`" in message and 'executor="process"' in message
+
+
+def test_the_gil_sampler_runs_while_checks_read_it_and_ends_after():
+    def samplers():
+        return [t for t in threading.enumerate() if t.name == "parafeed-gil-wait"]
+
+    for x in pf.Dataset.range(400).map(sleeps_where, num_parallel_calls=pf.AUTOTUNE):
+        if int(x[0]) == 300:
+            assert len(samplers()) == 1  # (one per process, however many maps read it)
+    deadline = time.monotonic() + thread_speedup.SAMPLER_IDLE + 10.0
+    while samplers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not samplers()
+    late, wakeups = thread_speedup._sampler.read()  # (read again: it starts again)
+    assert wakeups > 0 and late >= 0.0 and len(samplers()) == 1
 
 
 def test_a_function_that_cannot_go_to_a_process_stays_on_threads_and_warns(quick):

@@ -36,7 +36,7 @@ from parafeed.core.positions import Mark, PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
 from parafeed.parallel.autotune import Learned, ParallelismTuner, task_size
 from parafeed.parallel.executor import FATAL, MakeExecutor, Outcome, ResultQueue
-from parafeed.parallel.thread_speedup import ThreadSpeedup
+from parafeed.parallel.thread_speedup import ThreadSpeedup, Verdict
 from parafeed.parallel.threads import watch_stop
 
 INLINE_BELOW = 50e-6  # seconds per element under which AUTOTUNE runs a thread map inline
@@ -315,7 +315,7 @@ class ParallelMapIterator(DatasetIterator):
                 if self._speedup is not None:
                     held_back = self._speedup.record(len(payload), seconds, waited, self._workers)
                     if held_back is not None and not self._switch():
-                        self._warn_held_back(*held_back)
+                        self._warn_held_back(held_back)
             stage = self.stage
             if stage is not None:
                 stage.worker_time += seconds
@@ -365,14 +365,25 @@ class ParallelMapIterator(DatasetIterator):
             self.stage.executor, self.stage.parallelism = new.kind, workers
         return True
 
-    def _warn_held_back(self, busy: float, speedup: float) -> None:
-        """Once per step: its threads, busy, ran the function little faster than one thread would."""
+    def _warn_held_back(self, verdict: Verdict) -> None:
+        """Once per step: its threads, busy, ran the function little faster than one thread would, or waited for the
+        GIL longer than the function takes."""
         cast(Learned, self._learned).warned = True  # (a speedup check runs only where AUTOTUNE keeps a record)
+        name = fn_name(self._user_fn)
+        if verdict.gil_wait is None:
+            why = (
+                f"{verdict.busy:.1f} busy threads ran {name} only {verdict.speedup:.1f}x as fast as one thread would: "
+                "the function most likely holds the GIL (pure-Python work), so threads cannot run it in parallel"
+            )
+        else:
+            why = (
+                f"a thread of this process waited {1000 * verdict.gil_wait:.1f} ms for the GIL on average, longer than "
+                f"{name} takes per element ({1000 * self._per_element:.1f} ms): the function, its input or the loop "
+                "that takes its results (a training loop launching kernels) holds the GIL, so threads here get it late"
+            )
         warnings.warn(
-            f"{self._step}: {busy:.1f} busy threads ran {fn_name(self._user_fn)} only {speedup:.1f}x as fast as one "
-            "thread would: the function most likely holds the GIL (pure-Python work), so threads cannot run it in "
-            'parallel. Run it in worker processes with map(..., executor="process") (or Options.executor = '
-            '"process" for every map), or the whole pipeline with .offload(executor="process").',
+            f'{self._step}: {why}. Run it in worker processes with map(..., executor="process") (or Options.executor '
+            '= "process" for every map), or the whole pipeline with .offload(executor="process").',
             RuntimeWarning,
             stacklevel=2,
         )
