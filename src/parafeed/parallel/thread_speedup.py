@@ -1,4 +1,4 @@
-"""Noticing a map that threads cannot speed up: a function that holds the GIL.
+"""Noticing a map that threads cannot speed up: a function, or something else in the process, that holds the GIL.
 
 AUTOTUNE times a thread map's function inline before the map goes parallel (the runner's probe). Once it runs on
 threads, the elements finished per second of wall time, times that inline time, is how many threads' worth of speed
@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from parafeed.parallel import shutdown
+
 WINDOW_SECONDS = 1.0  # wall time a verdict is drawn over
 STARVED = 0.2  # the consumer waited for results at least this share of the window, for it to count (at 0.5, a loop
 # that takes the map's batches itself, no prefetch between, and spends over half its time on its own step, never did)
@@ -45,7 +47,7 @@ SAMPLE_SECONDS = 0.01  # the GIL sampler's sleep
 GIL_WAIT = 0.001  # seconds a woken thread waited for the GIL, on average, at least, for the GIL to hold a map back:
 # on 2 cores P5's threads waited 0.15 ms alone, 3.4 ms beside a loop holding the GIL 211 µs per image
 GIL_BAR = 0.75  # ... while the threads gave under this share of what they could on these cores (more threads hide
-# the wait of a function that sleeps or reads: it ran 2.2x faster on threads than on processes beside such a loop)
+# the wait of a function that sleeps or reads: it ran 2x faster on 8 threads than on processes beside such a loop)
 SAMPLER_IDLE = 2.0  # the sampler ends this many seconds after the last check read it
 
 log = logging.getLogger(__name__)  # each window's measures and verdict, at DEBUG
@@ -81,7 +83,7 @@ class _GilSampler:
     def read(self) -> GilWaits:
         with self._lock:
             self._read = time.monotonic()
-            if self._thread is None:
+            if self._thread is None and not shutdown.finalizing():  # (no thread starts at exit)
                 self._thread = threading.Thread(target=self._run, name="parafeed-gil-wait", daemon=True)
                 self._thread.start()
             return self._late, self._samples
