@@ -145,13 +145,14 @@ class ThreadSpeedup:
             idle = (after[0] - before[0]) / (after[1] - before[1]) * self._cores
         wakeups = gil_after[1] - gil_before[1]
         gil = (gil_after[0] - gil_before[0]) / wakeups if wakeups else None
+        by_gil = None  # the GIL's wait, where it decided the verdict
         if threads < 2:
             why = "one thread"
         elif starved < STARVED:
             why = "the consumer was not starved"
         elif gil is not None and gil >= max(GIL_WAIT, self._inline) and speedup < GIL_BAR * min(threads, self._cores):
             why = "held back by the GIL"  # (whoever held it: the threads, their feeder, the training loop)
-            self.done = True
+            self.done, by_gil = True, gil
         elif busy < BUSY * threads:
             why = "the threads were not busy"
         elif speedup >= max(LEAST, min(threads, self._cores) / 2):
@@ -165,7 +166,7 @@ class ThreadSpeedup:
             log.debug("thread speedup: %.1fx on %.1f busy of %d threads, consumer waited %.0f%%, %s idle cores, GIL "
                       "wait %s: %s", speedup, busy, threads, 100 * starved, "?" if idle is None else f"{idle:.1f}",
                       "?" if gil is None else f"{1000 * gil:.2f} ms", why)  # fmt: skip
-        return Verdict(busy, speedup, gil if why == "held back by the GIL" else None) if self.done else None
+        return Verdict(busy, speedup, by_gil) if self.done else None
 
 
 class Verdict(NamedTuple):
