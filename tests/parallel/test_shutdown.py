@@ -1,5 +1,5 @@
-"""Every feed mode ends with its script: at exit mid-epoch without close(), on an exception in the training loop, on
-Ctrl-C and on SIGTERM, at once, with nothing on stderr but the script's own traceback, no worker process left and no
+"""Every feed mode ends with its script: at exit mid-epoch without close(), at exit after a whole epoch (the worker
+processes then wait, warm, for the next one), on an exception in the training loop, on Ctrl-C and on SIGTERM, at once, with nothing on stderr but the script's own traceback, no worker process left and no
 shared-memory segment left in /dev/shm. Each case runs a real training script in a subprocess with a deadline."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 def image(x):
     return np.full((256, 256, 3), x, np.float32)  # (the issue's script: with small batches it did not hang)
 
-ds = pf.Dataset.range(10**7)
+ds = pf.Dataset.range(640 if ending == "epoch" else 10**7)
 if mode == "threads":
     ds = ds.map(image, num_parallel_calls=2).batch(16)
 elif mode == "processes":
@@ -45,10 +45,13 @@ it = iter(feed)
 for _ in range(5):
     next(it)
 print("READY", flush=True)
-if ending in ("exit", "exception"):
+if ending in ("exit", "epoch", "exception"):
     sys.stdin.readline()
     if ending == "exception":
         raise RuntimeError("the training loop failed")
+    if ending == "epoch":
+        for batch in it:  # to the end of the epoch (every worker idle, its segments kept for the next)
+            pass
 else:
     for batch in it:  # until the signal comes
         time.sleep(0.005)
@@ -57,6 +60,7 @@ else:
 MODES = ["threads", "processes", "offload", "device feed"]
 ENDINGS = {  # ending -> (return code, the last line of stderr's one traceback, or None for an empty stderr)
     "exit": (0, None),
+    "epoch": (0, None),
     "exception": (1, "RuntimeError: the training loop failed"),
     "ctrl-c": (-signal.SIGINT, "KeyboardInterrupt"),
     "sigterm": (-signal.SIGTERM, None),
@@ -114,7 +118,7 @@ def _start(mode: str, ending: str, tmp_path) -> subprocess.Popen:
 
 
 def _end(child: subprocess.Popen, ending: str) -> None:
-    if ending in ("exit", "exception"):
+    if ending in ("exit", "epoch", "exception"):
         child.stdin.write("go\n")
         child.stdin.flush()
     elif ending == "ctrl-c":

@@ -207,6 +207,7 @@ class _Segments:
 
 
 _by_process: weakref.WeakKeyDictionary[Worker, _Segments] = weakref.WeakKeyDictionary()
+_open: set[_Segments] = set()  # every process's segments not closed yet (its Worker may be gone: see _close_segments)
 
 
 def _segments(process: Worker) -> _Segments:
@@ -215,14 +216,22 @@ def _segments(process: Worker) -> _Segments:
     segments = _by_process.get(process)
     if segments is None:
         segments = _by_process[process] = _Segments()
-        weakref.finalize(process, segments.close).atexit = False
+        _open.add(segments)
+        weakref.finalize(process, _close, segments).atexit = False
     return segments
 
 
+def _close(segments: _Segments) -> None:
+    _open.discard(segments)
+    segments.close()
+
+
 def _close_segments() -> None:
-    """At exit, once the feeds are closed (a finalizer would run earlier, while their threads still take answers)."""
-    for segments in list(_by_process.values()):
-        segments.close()
+    """At exit, once the feeds are closed (a finalizer would run earlier, while their threads still take answers).
+    From the set, not by process: the spares stopped at exit before this are gone, and their finalizers with them
+    (``weakref.finalize`` runs none once the interpreter exits)."""
+    for segments in list(_open):
+        _close(segments)
 
 
 shutdown.at_exit(_close_segments)
