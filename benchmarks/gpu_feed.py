@@ -28,6 +28,12 @@ Two parts:
    in a C call, as a CUDA loop's Python does while it launches kernels (ResNet-50's launches took 211 µs of the
    loop's CPU per image on the H200 host), so the feeders' threads in the training process get the GIL late.
 
+``--check`` (any device; the device script runs it first): ``map(executor="process")`` and
+``offload(executor="process")`` batches through ``to_torch(device)`` with a slow loop (the workers run ahead while
+copies run) are compared with the values the pipeline made, and the share of bytes sent to the device straight from
+the workers' shared memory is printed (``FeedStats.direct_bytes``: on a GPU, all but the first batches'; on the CPU,
+none, since no copy is made).
+
 ``--runs`` rounds, rows interleaved, medians (min-max). The table goes into docs/benchmarks.md (section
 ``gpu-feed-<device>-<model>``) unless ``--no-save``.
 Usage: python benchmarks/gpu_feed.py [--device cuda] [--model resnet50] [--batch 256] [--photos 4000] [--shards 16]
@@ -132,7 +138,36 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> tuple[Any, 
 
         device = jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0]
         return iter(ds.prefetch(pf.AUTOTUNE).to_jax(device)), mapped
-    return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device)), mapped
+    return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device, stats=args.stats)), mapped
+
+
+def check(args: argparse.Namespace) -> None:
+    """Batches through the device feed equal the pipeline's, with the share sent from the workers' memory."""
+    import numpy as np
+    import torch
+
+    import parafeed as pf
+
+    def image(i: Any) -> Any:
+        return {"image": (np.arange(224 * 224 * 3) + i).astype(np.uint8).reshape(224, 224, 3), "label": np.int64(i)}
+
+    for mode in ("map", "offload"):
+        ds = pf.Dataset.range(64 * 24).map(image, num_parallel_calls=2, executor="process" if mode == "map" else None)
+        ds = ds.batch(64)
+        if mode == "offload":
+            ds = ds.offload(executor="process", workers=2)
+        stats = pf.feed.FeedStats()
+        base = torch.arange(224 * 224 * 3, device=args.device).reshape(1, 224, 224, 3)
+        for k, batch in enumerate(ds.prefetch(2).to_torch(device=args.device, stats=stats)):
+            labels = torch.arange(64 * k, 64 * (k + 1), device=args.device)
+            expected = ((base + labels.reshape(64, 1, 1, 1)) % 256).to(torch.uint8)
+            if not (torch.equal(batch["label"], labels) and torch.equal(batch["image"], expected)):
+                raise SystemExit(f"check: {mode}: batch {k} differs from what the pipeline made")
+            time.sleep(0.02)  # (a slow step: the workers write the next batches while this one's copy runs)
+        moved = stats.direct_bytes + stats.staged_bytes
+        share = f"{stats.direct_bytes / moved:.0%}" if moved else "no copy (CPU tensors share the memory)"
+        print(f"check {mode}(executor='process') on {args.device}: {k + 1} batches equal; from the workers' shared "
+              f"memory: {share}")  # fmt: skip
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -205,6 +240,9 @@ def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
             n += one_pass()
         return {"rate": n / (time.perf_counter() - start), "cpu_us": 0.0}
     step = _model(args) if args.model != "none" else None
+    import parafeed as pf
+
+    args.stats = pf.feed.FeedStats()  # (what the device feed sent from the workers' memory)
     if row == FREE:
         import torch
 
@@ -229,6 +267,9 @@ def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
     _sync(args, labels)
     seconds = time.perf_counter() - start
     result: dict[str, Any] = {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6}
+    moved = args.stats.direct_bytes + args.stats.staged_bytes
+    if moved:
+        result["direct"] = args.stats.direct_bytes / moved
     if row in (DEFAULT, THREADS_FIRST, JAX):  # (AUTOTUNE's choice: threads, inline, or moved to processes)
         result["map on"] = "processes" if mapped.learned.executor == "process" else "threads"
     return result
@@ -248,8 +289,12 @@ def main() -> None:
     parser.add_argument("--rows", default=";".join(ROWS), help="rows to run, separated by semicolons")
     parser.add_argument("--data", default="bench-data")
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--check", action="store_true", help="check the device feed's batches, then end")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.check:
+        check(args)
+        return
     if args.child:
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # (JAX takes what it uses, not 75 % of the GPU)
         print(RESULT + json.dumps(child(args.child, args)), flush=True)
@@ -303,6 +348,8 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
         cpu = cell([r["cpu_us"] for r in runs], ".1f") if row not in (BARE, FREE) else "-"
         ran = sorted({r["map on"] for r in runs if "map on" in r})  # (the map's executor, where AUTOTUNE chose it)
         name = f"{row}: map on {' and '.join(ran)}" if ran else row
+        direct = [r["direct"] for r in runs if "direct" in r]  # (bytes sent from the workers' shared memory)
+        name += f" ({statistics.median(direct):.0%} from workers' memory)" if direct else ""
         lines.append(f"| {name} | {cell(rates, ',.0f')} | {share} | {ratio} | {cpu} |")
     setup = f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s"
     lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, {setup}.", ""]

@@ -41,9 +41,10 @@ def to_torch(
         device: None (the default): CPU tensors sharing parafeed's memory, handed out on the loop's thread as the
             pipeline makes them. ``"cuda"``, ``"cuda:1"``, ``"cpu"`` or a ``torch.device``: batches readied on a
             thread of the feed ``ahead`` batches before the loop asks (:mod:`parafeed.feed`); on a GPU they are
-            copied through page-locked buffers reused from a ring, on a side stream, and handed over safe to use on
-            the loop's current stream; on any device but the CPU, AUTOTUNE runs the pipeline's maps that chose no
-            executor on worker processes (``Options.autotune.executor``: the loop's Python needs the GIL).
+            copied on a side stream, from the shared memory worker processes wrote them into (page-locked once) or
+            through page-locked buffers reused from a ring, and handed over safe to use on the loop's current
+            stream; on any device but the CPU, AUTOTUNE runs the pipeline's maps that chose no executor on worker
+            processes (``Options.autotune.executor``: the loop's Python needs the GIL).
         ahead: batches readied ahead on a device (0: on the loop's thread; a pipeline whose replicas agree on their
             steps at run time through the loop's process group always is, since its collectives cannot run on a
             second thread).
@@ -73,7 +74,7 @@ def to_torch(
             Passes.__init__(self, ds, None if device is None else on_device, lambda e: map_structure(to_tensor, e))
 
     def on_device(it: Any) -> Ahead:
-        transfer = TorchTransfer(device, ahead + 2)
+        transfer = TorchTransfer(device, ahead + 2, stats)
         return Ahead(it, transfer.ready, 0 if agreeing else ahead, transfer.hand_over, size=rows, stats=stats,
                      position=position_after(it))  # fmt: skip
 

@@ -23,7 +23,9 @@ class FeedStats:
     time the accelerator may have waited for input. :meth:`cpu_per_element` is the training process's own CPU
     (``getrusage(RUSAGE_SELF)``: all its threads, not the worker processes) per element handed over: with a loop that
     does nothing but take batches, what the feed costs the process that launches the model's kernels. ``clock`` and
-    ``cpu`` give seconds (tests pass their own).
+    ``cpu`` give seconds (tests pass their own). On a GPU, ``staged_bytes`` counts the bytes the feed copied into
+    page-locked buffers on the host, and ``direct_bytes`` those copied to the device straight from the shared memory
+    worker processes wrote them into (:mod:`parafeed.feed.pinned_segments`).
 
     Example:
         >>> stats = pf.feed.FeedStats()
@@ -41,6 +43,8 @@ class FeedStats:
         self.waited = 0.0  # seconds
         self._cpu_from: float | None = None  # the process's CPU when the first batch was handed over ...
         self._cpu_elements = 0  # ... and the elements handed over since
+        self.staged_bytes = 0
+        self.direct_bytes = 0
 
     def record(self, batches: int, seconds: float, elements: int = 0) -> None:
         """``batches`` (of ``elements`` in all) were handed over after a wait of ``seconds``."""
@@ -52,6 +56,12 @@ class FeedStats:
                 self._cpu_from = self._cpu()
             else:
                 self._cpu_elements += elements
+
+    def record_bytes(self, staged: int, direct: int) -> None:
+        """A batch went to the device: ``staged`` bytes through page-locked buffers, ``direct`` from shared memory."""
+        with self._lock:
+            self.staged_bytes += staged
+            self.direct_bytes += direct
 
     def cpu_per_element(self) -> float:
         """Seconds of the training process's CPU per element handed over after the first batch (0.0 before)."""

@@ -52,6 +52,7 @@ from parafeed.parallel.shm import (
     forget_segment,
     map_segment,
     own_segment,
+    recycled_segment,
     remove_segment,
 )
 from parafeed.values import buffers
@@ -163,7 +164,7 @@ class _Segments:
             with self._closing:
                 adopted = not self.closed
                 if adopted:
-                    self.memory[used] = np.frombuffer(map_segment(used), np.uint8)
+                    self.memory[used] = recycled_segment(np.frombuffer(map_segment(used), np.uint8))
                     own_segment(used)
             if not adopted:  # (closed at exit while this answer was on its way: nothing will read it)
                 remove_segment(used)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from parafeed.parallel.batch_rows import Layout, Placed, array_leaves, skeleton_of
-from parafeed.parallel.shm import map_segment, own_segment, remove_segment
+from parafeed.parallel.shm import map_segment, own_segment, recycled_segment, remove_segment
 from parafeed.values import buffers
 
 KEEP_PER_SIZE = 8  # free segments kept per size: the batches a prefetch buffer and the open batches hold
@@ -45,7 +45,7 @@ class SharedBatches:
             raw = free.pop() if free else None
             if raw is None:
                 name = "psm_" + secrets.token_hex(8)  # the prefix SharedMemory uses (leak checks look for it)
-                raw = np.frombuffer(map_segment(name, create=nbytes), np.uint8)
+                raw = recycled_segment(np.frombuffer(map_segment(name, create=nbytes), np.uint8))
                 own_segment(name)  # removed even if this process is killed
                 self._names[raw.ctypes.data] = name
             name = self._names[raw.ctypes.data]

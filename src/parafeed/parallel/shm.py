@@ -9,7 +9,9 @@ The reader copies the buffers out once, into memory the arrays then own, and fre
 
 Every segment a process creates is its own until it removes it (:func:`own_segment`, :func:`remove_segment`): the
 resource tracker removes it if the process is killed, and SIGTERM removes it at once, silently
-(:mod:`parafeed.parallel.shutdown`).
+(:mod:`parafeed.parallel.shutdown`). The segments that pools reuse batch after batch are noted
+(:func:`recycled_segment`), so that a device feed can find the one a batch lies in (:func:`recycled_segment_of`) and
+page-lock it once (:mod:`parafeed.feed.pinned_segments`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import mmap
 import os
 import pickle
 import struct
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from multiprocessing import resource_tracker, shared_memory
 from typing import Any, cast
@@ -203,6 +207,29 @@ def _remove_owned() -> None:
 
 
 shutdown.on_terminate(_remove_owned)
+
+
+_recycled: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()  # address -> whole mapping
+_recycled_lock = threading.Lock()
+
+
+def recycled_segment(memory: np.ndarray) -> np.ndarray:
+    """Note ``memory`` (a segment's whole mapping, as uint8) as one that a pool of this process reuses for batch after
+    batch (until its memory is garbage-collected); returns it."""
+    with _recycled_lock:
+        _recycled[memory.__array_interface__["data"][0]] = memory
+    return memory
+
+
+def recycled_segment_of(array: np.ndarray) -> np.ndarray | None:
+    """The whole mapping of the recycled segment that holds all of ``array``'s data, or None."""
+    start = array.__array_interface__["data"][0]
+    end = start + array.nbytes
+    with _recycled_lock:
+        for address, memory in _recycled.items():
+            if address <= start and end <= address + memory.nbytes:
+                return memory
+    return None
 
 
 def _attach(name: str) -> Any:
