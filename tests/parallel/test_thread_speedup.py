@@ -311,6 +311,26 @@ def holding_the_gil(seconds):
     return lambda: sum(range(count))
 
 
+def test_a_map_that_chose_no_executor_moves_to_processes_when_the_loop_it_feeds_holds_the_gil(quick, caplog):
+    options = two_workers()
+    options.stats = True
+    ds = pf.Dataset.range(480).map(sleeps_where, num_parallel_calls=pf.AUTOTUNE).batch(16).prefetch(2)
+    ds = ds.with_options(options)
+    step = holding_the_gil(0.02)
+    pids = []  # the pid that computed each element, pass after pass
+    with caplog.at_level("DEBUG", "parafeed.parallel.thread_speedup"):
+        for _ in range(3):  # (a loaded machine may judge no window of a pass; a move at its very end shows in the next)
+            it = iter(ds)
+            for x in it:
+                pids += x[:, 1].tolist()
+                step()  # the training step: the map's threads, and its prefetch, wait for the GIL meanwhile
+            if {s.name: s for s in it.stats()}["Map"].executor == "process" and pids[-1] != os.getpid():
+                break
+    windows = [r.getMessage() for r in caplog.records]  # (each window's measures and verdict, if it did not move)
+    assert pids[0] == os.getpid() and pids[-1] != os.getpid(), windows  # threads here first, then processes
+    assert any(w.endswith("held back by the GIL") for w in windows), windows
+
+
 def test_a_map_told_to_run_on_threads_beside_a_loop_that_holds_the_gil_warns_that_the_gil_is_busy(quick, caplog):
     ds = pf.Dataset.range(320).map(sleeps_where, num_parallel_calls=pf.AUTOTUNE, executor="thread")
     ds = ds.batch(16).prefetch(2).with_options(two_workers())  # (its first batch, probed, comes before a step)
