@@ -41,7 +41,7 @@ class PinnedSegments:
 
     def __init__(self, pin: Callable[[int, int], bool], unpin: Callable[[int], None]):
         self._pin, self._unpin = pin, unpin
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # (a segment's finalizer may run on this thread while it holds the lock)
         self._pinned: dict[int, int] = {}  # address -> bytes, of the segments page-locked now
         self.failed = False  # a pin failed: nothing more is tried
 
