@@ -193,9 +193,9 @@ def test_on_a_16_core_host_processes_reach_90_percent_of_the_best_fixed_setting_
 
 
 def test_a_parallel_map_starts_at_the_input_cores_of_a_many_core_host(monkeypatch):
-    from parafeed.parallel import runner
+    from parafeed.core import iterator
 
-    monkeypatch.setattr(runner, "input_cores", lambda: 15)  # a 16-core host
+    monkeypatch.setattr(iterator, "input_cores", lambda: 15)  # a 16-core host (start_cores() outside workers)
     options = pf.Options(stats=True)
     options.max_workers = 16
 

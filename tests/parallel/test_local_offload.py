@@ -9,12 +9,17 @@ import json
 import os
 import secrets
 import signal
+import threading
 import time
 
 import numpy as np
 import pytest
 
 import parafeed as pf
+from parafeed.core import iterator
+from parafeed.core.dataset import start_run
+from parafeed.core.iterator import RunContext
+from parafeed.core.options import input_cores
 from tests.helpers import offload_errors_in_place
 from tests.reliability.resources import baseline, mapped_shm, our_shm, wait_until_released
 
@@ -200,3 +205,28 @@ def test_replicas_offload_their_own_share_with_equal_steps():
 def test_executor_must_be_ray_or_process():
     with pytest.raises(pf.errors.InvalidArgumentError, match="'ray' or 'process'"):
         pf.Dataset.range(3).offload(executor="threads")
+
+
+def map_threads_here(x):
+    """The map threads alive in the process that computes ``x`` (after 1 ms: a worker's map is the bottleneck)."""
+    time.sleep(0.001)
+    return sum(t.name == "parafeed-map" for t in threading.enumerate())
+
+
+def test_each_worker_process_runs_its_autotune_map_on_its_share_of_the_cores():
+    ds = pf.Dataset.range(256).map(map_threads_here, num_parallel_calls=pf.AUTOTUNE).batch(64)  # (a block: 64)
+    got = np.concatenate(list(ds.offload(executor="process", workers=2)))
+    share = max(1, input_cores() // 2)  # (before: every worker started input_cores() threads, 225 on 16 cores)
+    assert 1 <= got.max() <= share, got.tolist()  # (the first calls, AUTOTUNE's probe, run inline: none yet)
+
+
+def test_an_input_workers_run_starts_its_autotune_steps_on_the_cores_it_was_given(monkeypatch):
+    monkeypatch.setattr(iterator, "input_cores", lambda: 8)  # (a many-core host, as this process sees it)
+    options = pf.Options()
+    options.stats, options.max_workers = True, 8
+    for cores, start in ((0, 8), (3, 3)):
+        ds = pf.Dataset.range(64).map(slow, num_parallel_calls=pf.AUTOTUNE).with_options(options)
+        shared = dict(RunContext(ds, ds.options()).shared(ds), cores=cores)  # (what the trainer sends a worker)
+        it = start_run(RunContext.joined(ds, shared, (4, 0, 0), threading.Event()))
+        assert [int(x) for x in it] == list(range(0, 640, 10))
+        assert {s.name: s for s in it.stats()}["Map"].parallelism == start

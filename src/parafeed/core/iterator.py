@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from parafeed.core.options import Options
+from parafeed.core.options import Options, input_cores
 from parafeed.errors import DataLossError, OutOfRangeError, StateError
 from parafeed.values.ragged_tensor import RaggedTensor
 from parafeed.values.sparse import SparseTensor, densify
@@ -107,6 +107,7 @@ class RunContext:
     stats: StatsCollector | None = None
     share: tuple[int, int, int] = (1, 0, 0)  # input worker k of K, from block j (``offload``): (K, k, j)
     stopped: threading.Event | None = None  # set when the trainer no longer wants this input worker's run (it ends)
+    cores: int = 0  # an input worker's share of its host's cores, where its AUTOTUNE steps start (0: input_cores())
     tracking: Any = None  # a positions.Consumption while a state is restored to find what it consumed (elastic)
     block_shard: Any = None  # an input worker's block shard iterator, once built (``offload``)
     _ram: RamBudget | None = None
@@ -150,7 +151,8 @@ class RunContext:
     ) -> RunContext:
         """A run of ``dataset`` in another process that goes on as part of the run that :meth:`shared` it, as input
         worker ``share`` (see ``share``), until ``stopped`` is set."""
-        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share, stopped=stopped)
+        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share, stopped=stopped,
+                      cores=int(shared.get("cores", 0)))  # fmt: skip
         context.restore(shared)
         return context
 
@@ -228,6 +230,14 @@ def build_in(scope: Scope, dataset: Dataset, epoch: int | None = None, replay: i
 
 def current_options() -> Options:
     return current_scope().options
+
+
+def start_cores() -> int:
+    """Where AUTOTUNE starts a parallel step of the run being built: an input worker's share of its host's cores
+    (``offload``: its worker processes, or its Ray actor's CPUs; ``shared["cores"]``), else
+    :func:`~parafeed.core.options.input_cores`."""
+    run = current_scope().run
+    return run.cores if run is not None and run.cores > 0 else input_cores()
 
 
 def resolve_deterministic(value: bool | None) -> bool:

@@ -296,8 +296,11 @@ class LocalInputWorkers:
             self._begin(worker)
 
     def _begin(self, worker: _Local) -> None:
-        """Start ``worker``'s run from its state and request its first calls."""
-        self._call(worker, ("start", self._run, (len(self._workers), worker.index, self._first), worker.state))
+        """Start ``worker``'s run from its state and request its first calls. Its AUTOTUNE steps start on its share
+        of this host's cores: 15 workers on 16 cores each running a map on 15 threads ran 225 threads (a tenth
+        slower on 2 cores, at that many threads a core)."""
+        run = dict(self._run, cores=max(1, input_cores() // len(self._workers)))
+        self._call(worker, ("start", run, (len(self._workers), worker.index, self._first), worker.state))
         self._answer(worker)
         self._request(worker)
 

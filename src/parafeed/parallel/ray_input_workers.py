@@ -185,7 +185,7 @@ class InputWorkers:
         self._cpus = cpus_per_worker
         self._buffer = buffer
         self._units = units
-        self._run = run
+        self._run = dict(run, cores=max(1, int(cpus_per_worker)))  # (its AUTOTUNE steps start on the actor's CPUs)
         self._ray: Any = None
         self._pool: WorkerPool | None = None
         self._workers: list[_Worker] = []

@@ -30,7 +30,7 @@ from typing import Any, Protocol, cast
 
 from parafeed.core.dataset import AUTOTUNE
 from parafeed.core.functions import fn_name, user_error
-from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic
+from parafeed.core.iterator import DatasetIterator, current_options, resolve_deterministic, start_cores
 from parafeed.core.options import input_cores, schedulable_cpus
 from parafeed.core.positions import Mark, PositionMarks, position, seek
 from parafeed.errors import StateError, WorkerError
@@ -182,7 +182,7 @@ class ParallelMapIterator(DatasetIterator):
         ceiling = max_parallelism or options.workers
         self._max = ceiling if num_parallel_calls == AUTOTUNE else num_parallel_calls
         self._learned = learned if autotune else None
-        start = (learned and learned.parallelism) or min(self._max, input_cores())
+        start = (learned and learned.parallelism) or min(self._max, start_cores())
         self._tuner = ParallelismTuner(self._max, start=start) if autotune else None
         self._make_executor = make_executor
         self._target = task_seconds
