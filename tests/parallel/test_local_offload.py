@@ -208,13 +208,14 @@ def test_executor_must_be_ray_or_process():
 
 
 def map_threads_here(x):
-    """The map threads alive in the process that computes ``x`` (after 1 ms: a worker's map is the bottleneck)."""
-    time.sleep(0.001)
+    """The map threads alive in the process that computes ``x`` (after 0.2 ms: worth threads to AUTOTUNE)."""
+    time.sleep(0.0002)
     return sum(t.name == "parafeed-map" for t in threading.enumerate())
 
 
 def test_each_worker_process_runs_its_autotune_map_on_its_share_of_the_cores():
-    ds = pf.Dataset.range(256).map(map_threads_here, num_parallel_calls=pf.AUTOTUNE).batch(64)  # (a block: 64)
+    # one block of 64 per worker: its 16 probed calls inline, the rest in ~10 ms, before AUTOTUNE's first window ends
+    ds = pf.Dataset.range(128).map(map_threads_here, num_parallel_calls=pf.AUTOTUNE).batch(64)
     got = np.concatenate(list(ds.offload(executor="process", workers=2)))
     share = max(1, input_cores() // 2)  # (before: every worker started input_cores() threads, 225 on 16 cores)
     assert 1 <= got.max() <= share, got.tolist()  # (the first calls, AUTOTUNE's probe, run inline: none yet)
