@@ -151,8 +151,8 @@ class RunContext:
     ) -> RunContext:
         """A run of ``dataset`` in another process that goes on as part of the run that :meth:`shared` it, as input
         worker ``share`` (see ``share``), until ``stopped`` is set."""
-        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share, stopped=stopped,
-                      cores=int(shared.get("cores", 0)))  # fmt: skip
+        cores = int(shared.get("cores", 0))  # (an input worker's share of its host's cores: see ``cores``)
+        context = cls(dataset, shared["options"], resumed=shared["resumed"], share=share, stopped=stopped, cores=cores)
         context.restore(shared)
         return context
 
