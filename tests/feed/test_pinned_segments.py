@@ -60,14 +60,10 @@ def held_copies():
 
 
 def process_batches(n=160, batch=32):
-    ds = pf.Dataset.range(n).map(image, num_parallel_calls=2, executor="process").batch(batch)
-    return ds.with_options(_options()).as_numpy_iterator()
-
-
-def _options():
     options = pf.Options()
     options.experimental_optimization.map_input_in_workers = False  # (one pool: the test's own process feeds it)
-    return options
+    ds = pf.Dataset.range(n).map(image, num_parallel_calls=2, executor="process").batch(batch)
+    return ds.with_options(options).as_numpy_iterator()
 
 
 @pytest.mark.parametrize("how", ["process map, input read here", "process map", "AUTOTUNE map on a device"])

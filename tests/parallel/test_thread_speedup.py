@@ -316,8 +316,8 @@ def test_a_map_that_chose_no_executor_moves_to_processes_when_the_loop_it_feeds_
     options.stats = True
     ds = pf.Dataset.range(480).map(sleeps_where, num_parallel_calls=pf.AUTOTUNE).batch(16).prefetch(2)
     ds = ds.with_options(options)
-    # 2.5 ms of GIL per element against the function's 2: at 20 ms a step (1.25 ms) the verdict is close (1.3-1.4x
-    # against the 1.5 bar, a GIL wait of 0.9-1.8 ms against the function's 2 ms, beside two busy loops)
+    # 2.5 ms of GIL per element against the function's 2: at 20 ms a step (1.25 ms) the verdict is close (1.3-1.5x
+    # against the 1.5 bar, a GIL wait of 0.8-1.8 ms against the function's 2 ms, beside two busy loops)
     step = holding_the_gil(0.04)
     pids = []  # the pid that computed each element, pass after pass
     with caplog.at_level("DEBUG", "parafeed.parallel.thread_speedup"):

@@ -85,19 +85,20 @@ class TorchTransfer:
         arrays = flatten(batch)
         segments = _segments()
         direct = [  # (leaves left where the workers wrote them; a read-only array becomes a copy: to_tensor)
-            isinstance(x, np.ndarray) and x.dtype.kind in "biufc" and x.flags.writeable and segments.holds(x)
-            for x in arrays
+            i
+            for i, x in enumerate(arrays)
+            if isinstance(x, np.ndarray) and x.dtype.kind in "biufc" and x.flags.writeable and segments.holds(x)
         ]
         leaves = [to_tensor(x) for x in arrays]
-        staged = [i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor) and not direct[i]]
+        staged = [i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor) and i not in direct]
         layout = tuple((tuple(leaves[i].shape), leaves[i].dtype) for i in staged)
         slot = self._slots.take(layout) if staged else None
-        held = [leaves[i] for i, d in enumerate(direct) if d]
+        held = [leaves[i] for i in direct]
         with torch.cuda.stream(self._stream):
             for i, host in zip(staged, slot or ()):
                 np.copyto(host.numpy(), leaves[i].numpy())  # into page-locked memory (module docs)
                 leaves[i] = host.to(self.device, non_blocking=True)
-            for i in (i for i, d in enumerate(direct) if d):
+            for i in direct:
                 leaves[i] = leaves[i].to(self.device, non_blocking=True)  # (from the page-locked segment)
             event = torch.cuda.Event()
             event.record(self._stream)
