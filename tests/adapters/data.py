@@ -40,3 +40,27 @@ def parse(record):
 def parse_with_id(record):
     e = pf.io.parse_single_example(record, SPEC)
     return e["id"], e["label"]
+
+
+ROW = 1 << 15  # int32 values in a row of worker_batches()
+
+
+def worker_batches(mode, batches=24, rows=8):
+    """Batches of ``rows`` rows of :data:`ROW` int32 (1 MiB: batches this large go to shared memory) that worker
+    processes write into shared-memory segments, which their pool reuses once no array uses them; row ``i`` is all
+    ``i``. ``mode`` (:data:`WORKER_MODES`): a process map, its input read in its workers or here, or an offload."""
+    ds = pf.Dataset.range(rows * batches).map(lambda i: np.full((ROW,), i, np.int32), num_parallel_calls=2,
+                                              executor=None if mode == "offload" else "process").batch(rows)  # fmt: skip
+    if mode == "map, input read here":  # (the pool's own segments: parallel/shared_batches.py)
+        options = pf.Options()
+        options.experimental_optimization.map_input_in_workers = False
+        ds = ds.with_options(options)
+    return ds.offload(executor="process", workers=1) if mode == "offload" else ds
+
+
+WORKER_MODES = ["map", "map, input read here", "offload"]
+
+
+def worker_batch(k, rows=8):
+    """What batch ``k`` of :func:`worker_batches` holds."""
+    return np.repeat(np.arange(rows * k, rows * (k + 1), dtype=np.int32), ROW).reshape(rows, -1)

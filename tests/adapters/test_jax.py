@@ -17,6 +17,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec  # noqa: E402
 import parafeed as pf  # noqa: E402
 from parafeed.errors import ArgumentTypeError, InvalidArgumentError  # noqa: E402
 from tests import host  # noqa: E402
+from tests.adapters.data import WORKER_MODES, worker_batch, worker_batches  # noqa: E402
 from tests.adapters.test_tf import finish, run_job  # noqa: E402
 from tests.helpers import free_ports  # noqa: E402
 
@@ -69,6 +70,16 @@ def test_a_given_sharding_or_device():
     one = next(iter(pipeline().to_jax(device)))
     assert one["x"].devices() == {device} and one["id"].devices() == {device}
     assert pipeline().to_jax(device).dataset.options().autotune.executor is None  # (on accelerators: "process")
+
+
+@pytest.mark.parametrize("mode", WORKER_MODES)
+def test_batches_kept_from_the_workers_shared_memory_stay_as_they_were(mode):
+    # (JAX may keep the host memory it is given, or copy it after the call returns: a segment reused under a kept
+    # batch would change it)
+    kept = list(worker_batches(mode).to_jax())
+    assert len(kept) == 24
+    for k, batch in enumerate(kept):
+        np.testing.assert_array_equal(np.asarray(batch), worker_batch(k))
 
 
 def test_state_dict_is_exact_while_batches_are_placed_ahead():

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import parafeed as pf
-from tests.adapters.data import write_files
+from tests.adapters.data import WORKER_MODES, worker_batch, worker_batches, write_files
 from tests.adapters.test_tf import finish, run_job
 from tests.helpers import free_ports
 
@@ -171,6 +171,16 @@ def test_to_torch_rejects_unknown_keywords_and_distribute_arguments_without_dist
     with pytest.raises(ValueError, match="`ahead` must be an int >= 0"):
         ds.to_torch(device="cpu", ahead=-1)
     assert [b.tolist() for b in ds.to_torch(True, num_replicas=2, replica_id=1, policy="DATA")] == [[1, 3], [5, 7]]
+
+
+@pytest.mark.parametrize("device", [None, "cpu"])
+@pytest.mark.parametrize("mode", WORKER_MODES)
+def test_tensors_kept_from_the_workers_shared_memory_stay_as_they_were(mode, device):
+    # (CPU tensors share the batch's memory: its segment must not go back to its pool while one is kept)
+    kept = list(worker_batches(mode).to_torch(device=device))
+    assert len(kept) == 24
+    for k, batch in enumerate(kept):
+        assert torch.equal(batch, torch.from_numpy(worker_batch(k)))
 
 
 def test_a_feed_to_an_accelerator_runs_autotune_maps_on_processes_unless_the_pipeline_says_otherwise():
