@@ -34,6 +34,8 @@ copies run) are compared with the values the pipeline made, and the share of byt
 the workers' shared memory is printed (``FeedStats.direct_bytes``: on a GPU, all but the first batches'; on the CPU,
 none, since no copy is made).
 
+Each row also says from how long after its first batch it ran at 90 % of the ceiling (bare threads, or free input)
+on average to the end of the run, the first such time in the warm-up (how fast AUTOTUNE finds the cores).
 ``--runs`` rounds, rows interleaved, medians (min-max). The table goes into docs/benchmarks.md (section
 ``gpu-feed-<device>-<model>``) unless ``--no-save``.
 Usage: python benchmarks/gpu_feed.py [--device cuda] [--model resnet50] [--batch 256] [--photos 4000] [--shards 16]
@@ -252,21 +254,24 @@ def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
         mapped = None
     else:
         feed, mapped = _feeder(row, paths, args)
-    start = time.perf_counter()
+    start, arrived = time.perf_counter(), []  # when each batch came (how fast the feed gets going)
     while time.perf_counter() - start < args.warmup:  # worker pools started, AUTOTUNE settled, kernels compiled
         images, labels = next(feed)
+        arrived.append(time.perf_counter())
         if step is not None:
             step(images, labels)
     _sync(args, labels)
     start, cpu, n = time.perf_counter(), _cpu(), 0
     while time.perf_counter() - start < args.seconds:
         images, labels = next(feed)
+        arrived.append(time.perf_counter())
         if step is not None:
             step(images, labels)
         n += len(labels)
     _sync(args, labels)
     seconds = time.perf_counter() - start
-    result: dict[str, Any] = {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6}
+    result: dict[str, Any] = {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6,
+                              "arrived": [t - arrived[0] for t in arrived]}  # fmt: skip
     moved = args.stats.direct_bytes + args.stats.staged_bytes
     if moved:
         result["direct"] = args.stats.direct_bytes / moved
@@ -316,10 +321,23 @@ def main() -> None:
                 print(f"{row}: failed\n{out.stderr[-3000:]}", file=sys.stderr)
                 continue
             results[row].append(json.loads(line[0][len(RESULT) :]))
-            print(f"{row}: {results[row][-1]}", file=sys.stderr, flush=True)  # (a cut-short run still says something)
+            said = {k: v for k, v in results[row][-1].items() if k != "arrived"}
+            print(f"{row}: {said}", file=sys.stderr, flush=True)  # (a cut-short run still says something)
             for verdict in [x for x in out.stderr.splitlines() if x.startswith("thread speedup:")]:
                 print(f"  {verdict}", file=sys.stderr)
     print(table(results, args))
+
+
+def reached(arrived: list[float], batch: int, rate: float, latest: float) -> float:
+    """Seconds after the first batch from which the batches came at ``rate`` images/s or faster, on average, to the
+    end of the run: the first such time up to ``latest`` (inf: none)."""
+    end = arrived[-1]
+    for i, t in enumerate(arrived):
+        if t > latest or t >= end:
+            break
+        if (len(arrived) - 1 - i) * batch >= rate * (end - t):
+            return t
+    return float("inf")
 
 
 def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> str:
@@ -337,8 +355,9 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
     lines = [
         f"### Feeding {args.device}: {what}, batch {args.batch}",
         "",
-        f"| feeder | images/s | of {ceiling} | vs DataLoader | training process CPU per image (µs) |",
-        "|---|---:|---:|---:|---:|",
+        f"| feeder | images/s | of {ceiling} | at 90 % of {ceiling} from (s) | vs DataLoader | training process CPU "
+        "per image (µs) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for row, runs in results.items():
         rates = [r["rate"] for r in runs]
@@ -346,11 +365,15 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
         share = f"{med / top:.0%}" if top and rates else "-"
         ratio = f"{med / loader:.2f}x" if loader and rates else "-"
         cpu = cell([r["cpu_us"] for r in runs], ".1f") if row not in (BARE, FREE) else "-"
+        ramp = "-"  # (from how long after its first batch the row ran at 90 % of the ceiling to its end)
+        if top and runs and row not in (BARE, FREE):
+            after = statistics.median(reached(r["arrived"], args.batch, 0.9 * top, args.warmup) for r in runs)
+            ramp = f"{after:.1f}" if after < float("inf") else f"not by {args.warmup:g}"
         ran = sorted({r["map on"] for r in runs if "map on" in r})  # (the map's executor, where AUTOTUNE chose it)
         name = f"{row}: map on {' and '.join(ran)}" if ran else row
         direct = [r["direct"] for r in runs if "direct" in r]  # (bytes sent from the workers' shared memory)
         name += f" ({statistics.median(direct):.0%} from workers' memory)" if direct else ""
-        lines.append(f"| {name} | {cell(rates, ',.0f')} | {share} | {ratio} | {cpu} |")
+        lines.append(f"| {name} | {cell(rates, ',.0f')} | {share} | {ramp} | {ratio} | {cpu} |")
     setup = f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s"
     lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, {setup}.", ""]
     text = "\n".join(lines)
