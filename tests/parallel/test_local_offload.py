@@ -65,6 +65,27 @@ def test_unbatched_pipeline_with_a_partial_last_block_and_errors_in_place():
     offload_errors_in_place(workers=2, block=10, executor="process")
 
 
+def test_the_first_batch_comes_as_soon_as_a_worker_has_made_it(tmp_path):
+    # (the elements after the first wait until the test has the first batch: a first call for several blocks would
+    # wait for them, and the first batch would never come)
+    go = tmp_path / "go"
+
+    def held(i):
+        while i and not os.path.exists(go):
+            time.sleep(0.01)
+        return i
+
+    it = iter(pf.Dataset.range(6).map(held).batch(1).offload(executor="process", workers=1).as_numpy_iterator())
+    first = []
+    taker = threading.Thread(target=lambda: first.append(next(it)), daemon=True)
+    taker.start()
+    taker.join(30)
+    go.touch()  # (whatever happened: so that the worker ends)
+    assert first and first[0].tolist() == [0], "the first batch waited for the blocks after it"
+    taker.join(30)
+    assert [b.tolist() for b in it] == [[i] for i in range(1, 6)]
+
+
 def test_a_killed_worker_process_is_replaced_from_its_last_state(on_host):
     it = iter(pipeline().offload(workers=2, executor="process"))
     got = [tolist(next(it)) for _ in range(10)]

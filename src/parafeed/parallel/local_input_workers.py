@@ -261,7 +261,8 @@ class LocalInputWorkers:
         self._buffer = buffer
         self._units = units
         self._run = run
-        self._per_call = BLOCKS_PER_CALL  # blocks the next calls ask for (from the bytes of the last answer's)
+        self._per_call = 1  # blocks the next calls ask for: one until an answer says how large blocks are (a first
+        # call of 4 batches of 256 photos kept the first batch 2 s longer on 2 cores), then from its bytes
         self._workers: list[_Local] = []
         self._first = 0
         self.replaced = 0
