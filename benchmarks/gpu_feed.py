@@ -14,6 +14,8 @@ The pipeline, written as a user would (issue 41): TFRecord shards of JPEG photos
   read here and sent to the workers); ``.batch().offload(executor="process")``;
 * parafeed's default fed by ``to_jax(device)`` (``jax.Array``s on the device; feed only: there is no JAX model here);
 * PyTorch's DataLoader over the records in memory, ``cores - 1`` workers, ``pin_memory`` on a GPU;
+* tf.data with TensorFlow's own ops (AUTOTUNE), and Grain over the same records in ArrayRecord files (``mp_prefetch``,
+  ``cores - 1`` workers), their NumPy batches made tensors on the device (where TensorFlow or Grain is installed);
 * ``free input``: one batch already on the device, fed again and again (the model's own speed), with a model only.
 
 Two parts:
@@ -34,8 +36,9 @@ copies run) are compared with the values the pipeline made, and the share of byt
 the workers' shared memory is printed (``FeedStats.direct_bytes``: on a GPU, all but the first batches'; on the CPU,
 none, since no copy is made).
 
-Each row also says from how long after its first batch it ran at 90 % of the ceiling (bare threads, or free input)
-on average to the end of the run, the first such time in the warm-up (how fast AUTOTUNE finds the cores).
+Each row also says how fast it gets going (worker processes starting, AUTOTUNE finding the cores): seconds from the
+first ``next()`` to the first batch, and to the end of the first second (after that batch) in which batches came at
+90 % of the row's speed (its images/s after the warm-up).
 ``--runs`` rounds, rows interleaved, medians (min-max). The table goes into docs/benchmarks.md (section
 ``gpu-feed-<device>-<model>``) unless ``--no-save``.
 Usage: python benchmarks/gpu_feed.py [--device cuda] [--model resnet50] [--batch 256] [--photos 4000] [--shards 16]
@@ -58,6 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RESULT = "GPU-FEED-RESULT "
 BARE, FREE, DATALOADER = "bare threads", "free input", "PyTorch DataLoader"
+TFDATA, GRAIN = "tf.data (AUTOTUNE)", "Grain (mp_prefetch)"
 JAX = "parafeed default, to_jax()"
 DEFAULT = "parafeed default (AUTOTUNE, no executor)"
 THREADS_FIRST = 'parafeed default, threads first (autotune.executor="thread")'
@@ -71,6 +75,8 @@ ROWS = [
     'parafeed offload(executor="process")',
     JAX,
     DATALOADER,
+    TFDATA,
+    GRAIN,
 ]
 
 
@@ -79,17 +85,25 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> tuple[Any, Any]:
-    """An iterator of (images, labels) tensors on ``args.device`` for ``row``, and its map step (None: no parafeed)."""
+def _feeder(row: str, paths: list[str], records: list[bytes], args: argparse.Namespace) -> tuple[Any, Any]:
+    """An iterator of (images, labels) tensors on ``args.device`` for ``row``, and its map step (None: no parafeed);
+    ``records``: the files' records in memory, for the DataLoader (it reads no TFRecord)."""
     import numpy as np
     import workloads
 
     import parafeed as pf
 
+    workers = max(1, pf.core.options.input_cores())  # (the anchors' worker processes: as many as parafeed's)
+    if row in (TFDATA, GRAIN):
+        import torch
+
+        def on_device(batches: Any) -> Any:
+            for x, y in batches:
+                yield torch.from_numpy(x).to(args.device, non_blocking=True), torch.from_numpy(y).to(args.device)
+
+        return on_device(_tfdata(paths, args.batch) if row == TFDATA else _grain(paths, args.batch, workers)), None
     if row == DATALOADER:
         import torch.utils.data as tud
-
-        records = list(pf.TFRecordDataset(paths))
 
         class Photos(tud.Dataset):
             def __len__(self) -> int:
@@ -101,7 +115,7 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> tuple[Any, 
 
         cuda = args.device.startswith("cuda")
         loader = tud.DataLoader(Photos(), batch_size=args.batch, shuffle=False, drop_last=True, pin_memory=cuda,
-                                num_workers=max(1, pf.core.options.input_cores()), persistent_workers=True)  # fmt: skip
+                                num_workers=workers, persistent_workers=True)  # fmt: skip
 
         def forever() -> Any:
             while True:
@@ -141,6 +155,54 @@ def _feeder(row: str, paths: list[str], args: argparse.Namespace) -> tuple[Any, 
         device = jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0]
         return iter(ds.prefetch(pf.AUTOTUNE).to_jax(device)), mapped
     return iter(ds.prefetch(pf.AUTOTUNE).to_torch(device=args.device, stats=args.stats)), mapped
+
+
+def _tfdata(paths: list[str], batch: int) -> Any:
+    """The pipeline in tf.data, TensorFlow's own ops, its batches as NumPy (a PyTorch loop's tensors are made from
+    those; ``prefetch_to_device`` needs TensorFlow's GPU build, which the lent device host does not have)."""
+    import tensorflow as tf
+    import workloads
+
+    spec = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+    def preprocess(record: Any) -> Any:
+        example = tf.io.parse_single_example(record, spec)
+        image = tf.image.resize(tf.io.decode_jpeg(example["image"], channels=3), workloads.IMAGE_SIZE)
+        return image / 255.0, example["label"]
+
+    ds = tf.data.TFRecordDataset(paths, num_parallel_reads=4).repeat()
+    ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).batch(batch, drop_remainder=True)
+    return ds.prefetch(tf.data.AUTOTUNE).as_numpy_iterator()
+
+
+def _array_records(paths: list[str]) -> list[str]:
+    """The TFRecord shards' records in ArrayRecord files beside them (written once), Grain's own format."""
+    from array_record.python.array_record_module import ArrayRecordWriter
+
+    import parafeed as pf
+
+    out = []
+    for path in paths:
+        out.append(path + ".arrayrecord")
+        if not os.path.exists(out[-1]):
+            writer = ArrayRecordWriter(out[-1] + ".tmp", "group_size:1")  # (one record a chunk: read by position)
+            for record in pf.TFRecordDataset(path):
+                writer.write(record)
+            writer.close()
+            os.replace(out[-1] + ".tmp", out[-1])
+    return out
+
+
+def _grain(paths: list[str], batch: int, workers: int) -> Any:
+    """Grain as its docs show: ``ArrayRecordDataSource`` over the same records (it reads no TFRecord; written by
+    :func:`_array_records`), the same decoding as the DataLoader's, batches made in ``workers`` worker processes
+    (``mp_prefetch``)."""
+    import workloads
+
+    grain = workloads.import_grain()
+    ds = grain.MapDataset.source(grain.sources.ArrayRecordDataSource(paths)).repeat().map(workloads._preprocess_numpy)
+    ds = ds.to_iter_dataset().batch(batch, drop_remainder=True)  # (elements read ahead on its threads, then batched)
+    return iter(ds.mp_prefetch(grain.multiprocessing.MultiprocessingOptions(num_workers=workers)))
 
 
 def check(args: argparse.Namespace) -> None:
@@ -245,17 +307,24 @@ def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
     import parafeed as pf
 
     args.stats = pf.feed.FeedStats()  # (what the device feed sent from the workers' memory)
-    if row == FREE:
-        import torch
+    records = list(pf.TFRecordDataset(paths)) if row == DATALOADER else []
+    import torch  # (the imports before the clock: seconds each, not the feed's)
 
+    if row == TFDATA:
+        import tensorflow  # noqa: F401
+    if row == GRAIN:
+        workloads.import_grain()
+        paths = _array_records(paths)
+    began = time.perf_counter()  # (parafeed's pools may start as its pipeline is built; the others' at next())
+    if row == FREE:
         images = torch.rand(args.batch, 224, 224, 3, device=args.device)
         labels = torch.zeros(args.batch, dtype=torch.int64, device=args.device)
         feed: Any = iter(lambda: (images, labels), None)
         mapped = None
     else:
-        feed, mapped = _feeder(row, paths, args)
-    start, arrived = time.perf_counter(), []  # when each batch came (how fast the feed gets going)
-    while time.perf_counter() - start < args.warmup:  # worker pools started, AUTOTUNE settled, kernels compiled
+        feed, mapped = _feeder(row, paths, records, args)
+    arrived: list[float] = []  # when each batch came (how fast the feed gets going)
+    while not arrived or time.perf_counter() - began < args.warmup:  # pools started, AUTOTUNE settled, kernels built
         images, labels = next(feed)
         arrived.append(time.perf_counter())
         if step is not None:
@@ -271,7 +340,7 @@ def child(row: str, args: argparse.Namespace) -> dict[str, Any]:
     _sync(args, labels)
     seconds = time.perf_counter() - start
     result: dict[str, Any] = {"rate": n / seconds, "cpu_us": (_cpu() - cpu) / n * 1e6,
-                              "arrived": [t - arrived[0] for t in arrived]}  # fmt: skip
+                              "arrived": [t - began for t in arrived]}  # fmt: skip
     moved = args.stats.direct_bytes + args.stats.staged_bytes
     if moved:
         result["direct"] = args.stats.direct_bytes / moved
@@ -328,14 +397,14 @@ def main() -> None:
     print(table(results, args))
 
 
-def reached(arrived: list[float], batch: int, rate: float, latest: float) -> float:
-    """Seconds after the first batch from which the batches came at ``rate`` images/s or faster, on average, to the
-    end of the run: the first such time up to ``latest`` (inf: none)."""
-    end = arrived[-1]
+def reached(arrived: list[float], batch: int, rate: float, window: float = 1.0) -> float:
+    """When the batches of the last ``window`` seconds first came at ``rate`` images/s or faster, a whole window after
+    the first batch at the soonest (the batches read ahead before it would count; inf: never)."""
+    j = 0
     for i, t in enumerate(arrived):
-        if t > latest or t >= end:
-            break
-        if (len(arrived) - 1 - i) * batch >= rate * (end - t):
+        while arrived[j] <= t - window:
+            j += 1
+        if t - arrived[0] >= window and (i - j + 1) * batch >= rate * window:
             return t
     return float("inf")
 
@@ -355,9 +424,9 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
     lines = [
         f"### Feeding {args.device}: {what}, batch {args.batch}",
         "",
-        f"| feeder | images/s | of {ceiling} | at 90 % of {ceiling} from (s) | vs DataLoader | training process CPU "
+        f"| feeder | images/s | of {ceiling} | first batch (s) | at 90 % (s) | vs DataLoader | training process CPU "
         "per image (µs) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row, runs in results.items():
         rates = [r["rate"] for r in runs]
@@ -365,15 +434,15 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
         share = f"{med / top:.0%}" if top and rates else "-"
         ratio = f"{med / loader:.2f}x" if loader and rates else "-"
         cpu = cell([r["cpu_us"] for r in runs], ".1f") if row not in (BARE, FREE) else "-"
-        ramp = "-"  # (from how long after its first batch the row ran at 90 % of the ceiling to its end)
-        if top and runs and row not in (BARE, FREE):
-            after = statistics.median(reached(r["arrived"], args.batch, 0.9 * top, args.warmup) for r in runs)
-            ramp = f"{after:.1f}" if after < float("inf") else f"not by {args.warmup:g}"
+        first = ramp = "-"  # (seconds after the first next(): its first batch; its first second at 90 % of its speed)
+        if runs and row not in (BARE, FREE):
+            first = f"{statistics.median(r['arrived'][0] for r in runs):.1f}"
+            ramp = f"{statistics.median(reached(r['arrived'], args.batch, 0.9 * r['rate']) for r in runs):.1f}"
         ran = sorted({r["map on"] for r in runs if "map on" in r})  # (the map's executor, where AUTOTUNE chose it)
         name = f"{row}: map on {' and '.join(ran)}" if ran else row
         direct = [r["direct"] for r in runs if "direct" in r]  # (bytes sent from the workers' shared memory)
         name += f" ({statistics.median(direct):.0%} from workers' memory)" if direct else ""
-        lines.append(f"| {name} | {cell(rates, ',.0f')} | {share} | {ramp} | {ratio} | {cpu} |")
+        lines.append(f"| {name} | {cell(rates, ',.0f')} | {share} | {first} | {ramp} | {ratio} | {cpu} |")
     setup = f"{args.photos} photos in {args.shards} shards, {args.seconds:g} s per row after {args.warmup:g} s"
     lines += ["", f"{args.runs} runs each, interleaved, medians (min-max); {os.cpu_count()} CPUs, {setup}.", ""]
     text = "\n".join(lines)

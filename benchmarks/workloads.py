@@ -81,9 +81,20 @@ def torch_python_fn(n: int, batch: int | None) -> dict:
     return {"PyTorch DataLoader (2 workers)": lambda: _count(loader)}
 
 
+def import_grain():
+    """Grain, its absl flags marked parsed: it reads them in its worker threads (``UnparsedFlagAccessError`` with
+    grain 0.2.18 outside ``absl.app.run``)."""
+    import grain
+    from absl import flags
+
+    if not flags.FLAGS.is_parsed():
+        flags.FLAGS.mark_as_parsed()
+    return grain
+
+
 def grain_python_fn(n: int, batch: int | None) -> dict:
     try:
-        import grain
+        grain = import_grain()
     except ImportError:
         return _missing("grain")
 
@@ -267,7 +278,7 @@ def torch_images(paths: list[str], take=batch_size, workers: int = 2, pin_memory
 def grain_images(paths: list[str]) -> dict:
     """Grain reads no TFRecord either: the records in memory as its source, the same decoding, 2 workers."""
     try:
-        import grain
+        grain = import_grain()
     except ImportError:
         return _missing("grain")
     records = _records(paths)
