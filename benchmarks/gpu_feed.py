@@ -437,7 +437,8 @@ def table(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) ->
         first = ramp = "-"  # (seconds after the first next(): its first batch; its first second at 90 % of its speed)
         if runs and row not in (BARE, FREE):
             first = f"{statistics.median(r['arrived'][0] for r in runs):.1f}"
-            ramp = f"{statistics.median(reached(r['arrived'], args.batch, 0.9 * r['rate']) for r in runs):.1f}"
+            after = statistics.median(reached(r["arrived"], args.batch, 0.9 * r["rate"]) for r in runs)
+            ramp = f"{after:.1f}" if after < float("inf") else "never"
         ran = sorted({r["map on"] for r in runs if "map on" in r})  # (the map's executor, where AUTOTUNE chose it)
         name = f"{row}: map on {' and '.join(ran)}" if ran else row
         direct = [r["direct"] for r in runs if "direct" in r]  # (bytes sent from the workers' shared memory)
