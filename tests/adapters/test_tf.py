@@ -236,6 +236,29 @@ def test_checkpointed_feed_keeps_each_position_before_handing_the_batch_over(tmp
     assert feed.ended
 
 
+@pytest.mark.parametrize("trained, read_to_the_end", [(8, False), (5, True)])
+def test_an_epochs_end_saves_the_next_epoch_only_where_its_last_batch_was_trained(tmp_path, trained, read_to_the_end):
+    """Bug: it went by whether TensorFlow had asked past the epoch's last batch: training stopped at the last batch
+    before it had (a busy machine) saved a position after every batch, and its resume trained an empty epoch; one
+    stopped before the last where TensorFlow had read to the end saved the next epoch, and lost the rest."""
+    path = tmp_path / "feed.json"
+    feed = pf.adapters.tf.CheckpointedFeed(_feed_pipeline(), str(path))
+    elements = feed.elements()  # (as TensorFlow reads them)
+    handed = [next(elements) for _ in range(8)]
+    if read_to_the_end:
+        assert next(elements, None) is None and feed.ended
+    feed.callback.on_epoch_begin(0)
+    for k in range(trained):  # (Keras's batches)
+        feed.callback.on_train_batch_end(k)
+    feed.callback.on_epoch_end(0)
+    saved = json.loads(path.read_text())
+    assert len(handed) == 8 and feed.last == 8
+    if trained == 8:
+        assert saved["epoch"] == 1 and saved["state"] is None
+    else:
+        assert saved["epoch"] == 0 and saved["state"]["steps"] == trained
+
+
 @pytest.mark.timeout(300)
 def test_checkpointed_feed_saves_where_keras_training_stopped(tmp_path):
     full = _fit_through_feed(tmp_path / "full.json")

@@ -117,34 +117,43 @@ class CheckpointedFeed:
         self._epochs = Epochs(ds, saved.get("state"), saved.get("run"), numpy=True)
         self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
         self._ended = False
+        self._last: int | None = None
         self.dataset = _from_generator(self.elements, output_signature or tf_signature(ds), UNKNOWN, _buffers(ds))
         self.callback = _feed_callback(self)
 
     def elements(self) -> Iterator[Any]:
         """One epoch's elements, as TensorFlow reads them (``dataset`` is these); the state after each element is
-        kept before the element is handed over, so it is there for every batch Keras can report."""
+        kept before the element is handed over, so it is there for every batch Keras can report, and the next element
+        is read before one is handed over, so that the epoch's last is known as it goes (:attr:`last`)."""
         it = self._epochs.next()
         self._states = states = {0: save_state(it, 0)}
-        self._ended, step = False, 0
+        self._ended, self._last, step = False, None, 0
         try:
-            while True:
-                try:
-                    x = next(it)
-                except StopIteration:
-                    self._ended = True
-                    return
+            x = next(it, _END)
+            while x is not _END:
                 step += 1
                 # the position after this batch is kept before TensorFlow can train on the batch
                 states[step] = save_state(it, step)
                 states.pop(step - self.KEPT_STATES, None)
+                following = next(it, _END)
+                if following is _END:
+                    self._last = step
                 yield x
+                x = following
+            self._last = step
+            self._ended = True
         finally:
             it.close()
 
     @property
     def ended(self) -> bool:
-        """Whether the epoch in progress has ended (its last batch was handed to TensorFlow)."""
+        """Whether the epoch in progress has ended (TensorFlow asked for an element after its last)."""
         return self._ended
+
+    @property
+    def last(self) -> int | None:
+        """The number of the epoch in progress's last batch, once it has been handed to TensorFlow (None before)."""
+        return self._last
 
     def position(self, epoch: int, steps: int) -> dict:
         """The state after the first ``steps`` batches of the epoch in progress, numbered ``epoch``."""
@@ -185,7 +194,9 @@ def _feed_callback(feed: CheckpointedFeed) -> Any:
             feed.save(self._epoch, feed.position(self._epoch, self._batches))
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            if feed.ended:
+            # (whether the epoch's last batch was trained: TensorFlow may have read to the end of the epoch, or not
+            # yet past its last batch, where training stopped)
+            if feed.last is not None and self._batches >= feed.last:
                 feed.save(epoch + 1, None)
             else:  # training stopped inside the epoch: save where it stopped
                 self._save_position()
