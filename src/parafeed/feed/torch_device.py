@@ -146,6 +146,9 @@ def _segments() -> PinnedSegments:
 def _register(address: int, nbytes: int) -> bool:
     import torch
 
+    # A failed call also leaves its error as the CUDA runtime's last error of this thread (the feed's), where a
+    # kernel launch check would report it. The feed's thread launches no kernel (copies and events only), and the
+    # first not-yet-done event query clears it.
     return int(torch.cuda.cudart().cudaHostRegister(address, nbytes, 1)) == 0  # (1: cudaHostRegisterPortable)
 
 
