@@ -271,6 +271,21 @@ def unbatch_dict(L, tmp):
 
 
 @case()
+def unbatch_of_an_empty_input(L, tmp):  # (its batch dimension unknown: so is the cardinality, though the input has 0)
+    return L.Dataset.range(0).batch(4).unbatch()
+
+
+@case()
+def unbatch_after_a_function_of_whole_batches(L, tmp):  # (the batch dimension is known whatever the function gives)
+    return L.Dataset.range(10).map(lambda x: x * 2).batch(4, drop_remainder=True).unbatch()
+
+
+@case()
+def rebatch_of_empty_and_of_infinite_inputs(L, tmp):  # (both unknown cardinalities: then take(5) is unknown too)
+    return L.Dataset.range(0).batch(2).rebatch(3).concatenate(L.Dataset.range(4).batch(2).repeat().rebatch(3).take(5))
+
+
+@case()
 def rebatch_fixed(L, tmp):
     return L.Dataset.range(11).batch(4).rebatch(3)
 

@@ -152,15 +152,22 @@ class UnbatchDataset(Dataset):
     def _cardinality(self) -> int:
         parent = self._parents[0]
         n = parent._cardinality()
-        if n in (0, INFINITE) or n == UNKNOWN:
+        if n in (INFINITE, UNKNOWN):
             return n
-        if parent._static_shapes():  # tf.data multiplies by a statically known batch dimension
-            leaves = [s for s in flatten(parent.element_spec) if isinstance(s, (TensorSpec, RaggedTensorSpec))]
-            dims = {s.shape[0] if s.shape else None for s in leaves}
-            dim = dims.pop() if len(dims) == 1 else None
-            if dim is not None and dim > 0:  # tf.data: a batch dimension of 0 is unknown
-                return n * dim
-        return UNKNOWN
+        dim = _static_batch_dim(parent)  # tf.data multiplies by it: unknown where it is not known or 0, even for n = 0
+        return n * dim if dim else UNKNOWN
+
+
+def _static_batch_dim(ds: Dataset) -> int | None:
+    """The first dimension of every component of ``ds``'s elements where tf.data knows it when the step is built: the
+    batch size of a batching step that drops its remainder (whatever its input), or from shapes derived statically."""
+    if getattr(ds, "drop_remainder", False):
+        return ds.batch_size  # (batch, padded_batch, ragged_batch)
+    if not ds._static_shapes():
+        return None
+    leaves = [s for s in flatten(ds.element_spec) if isinstance(s, (TensorSpec, RaggedTensorSpec))]
+    dims = {s.shape[0] if s.shape else None for s in leaves}
+    return dims.pop() if len(dims) == 1 else None
 
 
 def _check_batch_dims(spec: Any) -> None:
@@ -225,8 +232,7 @@ class RebatchDataset(Dataset):
         return batch_spec(unbatch_spec(self._parents[0].element_spec), self._sizes[0] if fixed else None)
 
     def _cardinality(self) -> int:
-        n = self._parents[0]._cardinality()
-        return n if n in (0, INFINITE) else UNKNOWN
+        return UNKNOWN  # as tf.data's, for every input (even an empty or an infinite one)
 
 
 class _RebatchIterator(DatasetIterator):
