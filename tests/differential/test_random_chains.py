@@ -128,16 +128,18 @@ def test_a_random_chain_of_steps_matches_tf_data(chain):
             assert actual[2] == expected[2], "cardinality differs"
 
 
-def test_a_mixture_of_vectors_concatenates_where_tensorflow_fails():
-    """TensorFlow 2.21 cannot make the iterator of a mixture of vectors concatenated with a dataset
-    (docs/porting.md#mixture-random-streams); parafeed gives the mixture's elements, then the dataset's, each as
-    tf.data gives them apart."""
+@pytest.mark.parametrize("vectors", [True, False], ids=["of vectors", "batched"])
+def test_a_mixture_concatenates_where_tensorflow_fails(vectors):
+    """TensorFlow 2.21 cannot make the iterator of a mixture of vectors, or of a batched mixture, concatenated with a
+    dataset (docs/porting.md#mixture-random-streams); parafeed gives the mixture's elements, then the dataset's, each
+    as tf.data gives them apart."""
 
-    def parts(L):
-        ds = L.Dataset.range(5).batch(2)
-        return L.Dataset.choose_from_datasets([ds, ds.skip(1)], L.Dataset.range(2).repeat(2)), ds
+    def parts(L, vectors):
+        ds = L.Dataset.range(5).batch(2) if vectors else L.Dataset.range(5)
+        mixed = L.Dataset.choose_from_datasets([ds, ds.skip(1)], L.Dataset.range(2).repeat(2))
+        return (mixed, ds) if vectors else (mixed.batch(2), ds.batch(1))
 
-    (tf_mixed, tf_tail), (pf_mixed, pf_tail) = parts(TF), parts(PF)
+    (tf_mixed, tf_tail), (pf_mixed, pf_tail) = parts(TF, vectors), parts(PF, vectors)
     with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(TF_MIXTURE_BUG)):
         list(tf_mixed.concatenate(tf_tail).as_numpy_iterator())
     expected = list(tf_mixed.as_numpy_iterator()) + list(tf_tail.as_numpy_iterator())
