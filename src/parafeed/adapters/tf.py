@@ -116,7 +116,6 @@ class CheckpointedFeed:
         self.epoch = saved.get("epoch", 0)  # the epoch to resume in (``initial_epoch``)
         self._epochs = Epochs(ds, saved.get("state"), saved.get("run"), numpy=True)
         self._states: dict[int, dict] = {}  # steps taken in this epoch -> the state then (the last few)
-        self._ended = False
         self._last: int | None = None
         self.dataset = _from_generator(self.elements, output_signature or tf_signature(ds), UNKNOWN, _buffers(ds))
         self.callback = _feed_callback(self)
@@ -127,7 +126,7 @@ class CheckpointedFeed:
         is read before one is handed over, so that the epoch's last is known as it goes (:attr:`last`)."""
         it = self._epochs.next()
         self._states = states = {0: save_state(it, 0)}
-        self._ended, self._last, step = False, None, 0
+        self._last, step = None, 0
         try:
             x = next(it, _END)
             while x is not _END:
@@ -140,15 +139,9 @@ class CheckpointedFeed:
                     self._last = step
                 yield x
                 x = following
-            self._last = step
-            self._ended = True
+            self._last = step  # (an empty epoch)
         finally:
             it.close()
-
-    @property
-    def ended(self) -> bool:
-        """Whether the epoch in progress has ended (TensorFlow asked for an element after its last)."""
-        return self._ended
 
     @property
     def last(self) -> int | None:
